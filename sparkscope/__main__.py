@@ -1,0 +1,5 @@
+"""`python -m sparkscope` runs the CLI."""
+
+from sparkscope.cli import main
+
+main()

@@ -1,0 +1,153 @@
+"""The `sparkscope` command: db, serve, analyze; fetch, dump and schedule come from fetcher.cli."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable
+from functools import update_wrapper
+from typing import Any, TypeVar
+
+import click
+
+from sparkscope.config import Config, ConfigError, load_config
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_USAGE = 2
+
+
+class CliState:
+    """What every subcommand shares: the config path and the config, loaded on first use."""
+
+    def __init__(self, config_path: str | None) -> None:
+        self.config_path = config_path
+        self._config: Config | None = None
+
+    @property
+    def config(self) -> Config:
+        if self._config is None:
+            self._config = load_config(self.config_path)
+        return self._config
+
+
+def fail_usage(message: str) -> None:
+    """Print one line to stderr and exit with the usage/config code."""
+    click.echo(f"sparkscope: {message}", err=True)
+    sys.exit(EXIT_USAGE)
+
+
+def pass_config(f: F) -> F:
+    """Decorator: pass the loaded Config as the first argument; config errors exit 2 in one line."""
+
+    @click.pass_context
+    def wrapper(ctx: click.Context, *args: Any, **kwargs: Any) -> Any:
+        state = ctx.find_object(CliState)
+        assert state is not None
+        try:
+            config = state.config
+        except ConfigError as exc:
+            fail_usage(f"config error: {exc}")
+        return ctx.invoke(f, config, *args, **kwargs)
+
+    return update_wrapper(wrapper, f)  # type: ignore[return-value]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--config",
+    "config_path",
+    envvar="SPARKSCOPE_CONFIG",
+    metavar="FILE",
+    help="Config file (default: $SPARKSCOPE_CONFIG, else config/sparkscope.yaml if present).",
+)
+@click.option("-v", "--verbose", is_flag=True, help="Log debug messages.")
+@click.pass_context
+def cli(ctx: click.Context, config_path: str | None, verbose: bool) -> None:
+    """Sparkscope: which Spark applications ran badly, why, and what to change."""
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    ctx.obj = CliState(config_path)
+
+
+# --------------------------------------------------------------------------------------------- db
+
+
+@cli.group()
+def db() -> None:
+    """Create, upgrade or downgrade the database schema."""
+
+
+@db.command("upgrade")
+@click.argument("revision", default="head")
+@pass_config
+def db_upgrade(config: Config, revision: str) -> None:
+    """Upgrade the schema to REVISION (default: head)."""
+    from sparkscope import migrate
+
+    migrate.upgrade(config.database_url, revision)
+    click.echo(f"database at {revision}: {_safe_url(config.database_url)}")
+
+
+@db.command("downgrade")
+@click.argument("revision")
+@pass_config
+def db_downgrade(config: Config, revision: str) -> None:
+    """Downgrade the schema to REVISION ('base' drops every table)."""
+    from sparkscope import migrate
+
+    migrate.downgrade(config.database_url, revision)
+    click.echo(f"database at {revision}: {_safe_url(config.database_url)}")
+
+
+@db.command("current")
+@pass_config
+def db_current(config: Config) -> None:
+    """Show the schema revision of the database."""
+    from sparkscope import migrate
+
+    migrate.current(config.database_url)
+
+
+@db.command("check")
+@pass_config
+def db_check(config: Config) -> None:
+    """Fail when the models and the migrations disagree."""
+    from alembic.util.exc import CommandError
+
+    from sparkscope import migrate
+
+    try:
+        migrate.check(config.database_url)
+    except CommandError as exc:
+        click.echo(f"sparkscope: {exc}", err=True)
+        sys.exit(1)
+
+
+def _safe_url(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+# ------------------------------------------------------------------------------------------ serve
+
+
+@cli.command()
+@click.option("--host", default=None, help="Address to bind (default: web.host, 127.0.0.1).")
+@click.option("--port", type=int, default=None, help="Port (default: web.port, 8080).")
+@click.option("--debug", is_flag=True, help="Flask debug mode with reloader; never in production.")
+@pass_config
+def serve(config: Config, host: str | None, port: int | None, debug: bool) -> None:
+    """Run the development web server (production: gunicorn 'sparkscope.app:create_app()')."""
+    from sparkscope.app import create_app
+
+    app = create_app(config=config)
+    app.run(host=host or config.web.host, port=port or config.web.port, debug=debug)
+
+
+def main() -> None:
+    """Entry point used by ``python -m sparkscope``."""
+    cli()
