@@ -1,0 +1,535 @@
+"""Shared types for heuristics: inputs, severities, thresholds, results and param parsing."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Any, TypeVar
+
+P = TypeVar("P")
+
+# --------------------------------------------------------------------------- inputs
+
+
+@dataclass(frozen=True)
+class TaskDistribution:
+    """SHS taskSummary: metric values at the given quantiles (usually 0, 0.05, ..., 1.0)."""
+
+    quantiles: tuple[float, ...]
+    metrics: Mapping[str, tuple[float, ...]]
+
+
+@dataclass(frozen=True)
+class ExecutorSummary:
+    """One executor (or the driver) as the SHS /allexecutors endpoint reports it."""
+
+    executor_id: str
+    is_driver: bool
+    host: str | None
+    total_cores: int
+    max_memory_bytes: int
+    add_time_ms: int | None
+    remove_time_ms: int | None
+    remove_reason: str | None
+    total_duration_ms: int
+    total_gc_time_ms: int
+    total_tasks: int
+    failed_tasks: int
+    completed_tasks: int
+    total_input_bytes: int
+    total_shuffle_read_bytes: int
+    total_shuffle_write_bytes: int
+    peak_jvm_heap_bytes: int | None
+    peak_jvm_offheap_bytes: int | None
+
+
+@dataclass(frozen=True)
+class JobSummary:
+    """One Spark job."""
+
+    job_id: int
+    name: str
+    status: str
+    submission_time_ms: int | None
+    completion_time_ms: int | None
+    num_tasks: int
+    num_failed_tasks: int
+    num_failed_stages: int
+    stage_ids: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class StageSummary:
+    """One stage attempt with its aggregated metrics and optional task distribution."""
+
+    stage_id: int
+    attempt_id: int
+    name: str
+    status: str
+    num_tasks: int
+    num_complete_tasks: int
+    num_failed_tasks: int
+    num_killed_tasks: int
+    submission_time_ms: int | None
+    first_task_launched_time_ms: int | None
+    completion_time_ms: int | None
+    executor_run_time_ms: int
+    executor_cpu_time_ns: int
+    jvm_gc_time_ms: int
+    input_bytes: int
+    output_bytes: int
+    shuffle_read_bytes: int
+    shuffle_write_bytes: int
+    shuffle_fetch_wait_ms: int
+    memory_bytes_spilled: int
+    disk_bytes_spilled: int
+    failure_reason: str | None
+    distribution: TaskDistribution | None
+
+
+@dataclass(frozen=True)
+class TaskSummary:
+    """One stored task attempt (the slowest of the longest stages, and failed ones)."""
+
+    stage_id: int
+    stage_attempt_id: int
+    task_id: int
+    index: int
+    attempt: int
+    executor_id: str | None
+    status: str
+    duration_ms: int | None
+    executor_run_time_ms: int | None
+    input_bytes: int
+    shuffle_read_bytes: int
+    memory_bytes_spilled: int
+    disk_bytes_spilled: int
+    error_message: str | None
+
+
+@dataclass(frozen=True)
+class AppData:
+    """Everything a heuristic may read about one application attempt."""
+
+    app_id: str
+    attempt_id: str | None
+    name: str
+    user: str | None
+    start_time_ms: int | None
+    end_time_ms: int | None
+    duration_ms: int
+    spark_properties: Mapping[str, str]
+    executors: tuple[ExecutorSummary, ...]
+    jobs: tuple[JobSummary, ...]
+    stages: tuple[StageSummary, ...]
+    tasks: tuple[TaskSummary, ...]
+
+
+# --------------------------------------------------------------------------- outputs
+
+
+class Severity(IntEnum):
+    """How bad a finding is; an application's severity is the max over its findings."""
+
+    NONE = 0
+    LOW = 1
+    MODERATE = 2
+    SEVERE = 3
+    CRITICAL = 4
+
+
+ASCENDING = "ascending"
+DESCENDING = "descending"
+LEVELS = ("low", "moderate", "severe", "critical")
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Four severity boundaries; "ascending" means bad when high, "descending" bad when low."""
+
+    low: float
+    moderate: float
+    severe: float
+    critical: float
+    direction: str = ASCENDING
+
+    def __post_init__(self) -> None:
+        if self.direction not in (ASCENDING, DESCENDING):
+            raise ValueError(f"direction must be {ASCENDING!r} or {DESCENDING!r}")
+        values = self.values()
+        for level, value in zip(LEVELS, values, strict=True):
+            if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+                raise ValueError(f"{level} must be a number, got {value!r}")
+        bad = self.first_out_of_order()
+        if bad is not None:
+            word = "at least" if self.direction == ASCENDING else "at most"
+            raise ValueError(f"{bad} must be {word} the previous level ({self.direction})")
+
+    def values(self) -> tuple[float, float, float, float]:
+        """The four boundaries from low to critical."""
+        return (self.low, self.moderate, self.severe, self.critical)
+
+    def first_out_of_order(self) -> str | None:
+        """Name of the first level that breaks the order, or None when ordered."""
+        values = self.values()
+        for i in range(1, len(values)):
+            prev, cur = values[i - 1], values[i]
+            if (cur < prev) if self.direction == ASCENDING else (cur > prev):
+                return LEVELS[i]
+        return None
+
+    def severity_of(self, value: float | None) -> Severity:
+        """Severity of a measured value; None and NaN give NONE."""
+        if value is None or math.isnan(value):
+            return Severity.NONE
+        result = Severity.NONE
+        for sev, bound in zip(
+            (Severity.LOW, Severity.MODERATE, Severity.SEVERE, Severity.CRITICAL),
+            self.values(),
+            strict=True,
+        ):
+            hit = value >= bound if self.direction == ASCENDING else value <= bound
+            if hit:
+                result = sev
+        return result
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-able form including the direction."""
+        return {
+            "low": self.low,
+            "moderate": self.moderate,
+            "severe": self.severe,
+            "critical": self.critical,
+            "direction": self.direction,
+        }
+
+
+@dataclass(frozen=True)
+class Impact:
+    """Estimated cost of a finding; `formula` says in one line how it was computed."""
+
+    wall_seconds: float | None
+    core_hours: float | None
+    formula: str
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-able form."""
+        return {
+            "wall_seconds": self.wall_seconds,
+            "core_hours": self.core_hours,
+            "formula": self.formula,
+        }
+
+
+@dataclass(frozen=True)
+class Details:
+    """A small table of JSON-able scalars shown under a finding."""
+
+    columns: tuple[str, ...]
+    rows: tuple[tuple[object, ...], ...]
+
+
+@dataclass(frozen=True)
+class HeuristicResult:
+    """The outcome of one heuristic on one application."""
+
+    name: str
+    severity: Severity
+    value: float | None
+    title: str
+    thresholds: Mapping[str, object]
+    details: Details | None
+    advice: str
+    impact: Impact | None
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-able form for storage; inverse of from_dict."""
+        return {
+            "name": self.name,
+            "severity": int(self.severity),
+            "value": _json_float(self.value),
+            "title": self.title,
+            "thresholds": dict(self.thresholds),
+            "details": None
+            if self.details is None
+            else {
+                "columns": list(self.details.columns),
+                "rows": [[_json_scalar(v) for v in row] for row in self.details.rows],
+            },
+            "advice": self.advice,
+            "impact": None if self.impact is None else self.impact.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> HeuristicResult:
+        """Rebuild a result stored with to_dict."""
+        details = data.get("details")
+        impact = data.get("impact")
+        return cls(
+            name=data["name"],
+            severity=Severity(data["severity"]),
+            value=data.get("value"),
+            title=data["title"],
+            thresholds=dict(data.get("thresholds") or {}),
+            details=None
+            if details is None
+            else Details(
+                columns=tuple(details["columns"]),
+                rows=tuple(tuple(row) for row in details["rows"]),
+            ),
+            advice=data.get("advice", ""),
+            impact=None
+            if impact is None
+            else Impact(impact["wall_seconds"], impact["core_hours"], impact["formula"]),
+        )
+
+
+def _json_float(value: float | None) -> float | None:
+    # JSON has no inf/NaN; an unbounded ratio is stored as None rather than breaking the encoder.
+    if value is None or math.isnan(value) or math.isinf(value):
+        return None
+    return value
+
+
+def _json_scalar(value: object) -> object:
+    if isinstance(value, float):
+        return _json_float(value)
+    return value
+
+
+def app_severity(results: Iterable[HeuristicResult]) -> Severity:
+    """The application's severity: the worst of its results (NONE if there are none)."""
+    return max((r.severity for r in results), default=Severity.NONE)
+
+
+# --------------------------------------------------------------------------- params
+
+
+class ConfigError(ValueError):
+    """A bad heuristics config; `path` is the dotted key path, e.g. stage_skew.ratio.moderate."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
+        self.message = message
+
+
+def params_to_dict(params: object) -> dict[str, object]:
+    """JSON-able dict of a Params dataclass (thresholds become dicts with their direction)."""
+    out: dict[str, object] = {}
+    for f in dataclasses.fields(params):  # type: ignore[arg-type]
+        value = getattr(params, f.name)
+        out[f.name] = value.to_dict() if isinstance(value, Thresholds) else value
+    return out
+
+
+def params_from_mapping(params_cls: type[P], mapping: Mapping[str, Any] | None, path: str) -> P:
+    """Build `params_cls` from a config mapping; missing keys keep defaults, bad ones raise."""
+    default = params_cls()
+    if mapping is None:
+        return default
+    if not isinstance(mapping, Mapping):
+        raise ConfigError(path, f"expected a mapping, got {type(mapping).__name__}")
+    known = {f.name for f in dataclasses.fields(default)}  # type: ignore[arg-type]
+    changes: dict[str, object] = {}
+    for key, raw in mapping.items():
+        key_path = f"{path}.{key}"
+        if key not in known:
+            raise ConfigError(key_path, f"unknown parameter (known: {', '.join(sorted(known))})")
+        changes[key] = _coerce(getattr(default, key), raw, key_path)
+    return dataclasses.replace(default, **changes)  # type: ignore[type-var]
+
+
+def _coerce(default: object, raw: object, path: str) -> object:
+    if isinstance(default, Thresholds):
+        return _coerce_thresholds(default, raw, path)
+    if isinstance(default, bool):
+        if not isinstance(raw, bool):
+            raise ConfigError(path, f"expected true/false, got {raw!r}")
+        return raw
+    if isinstance(default, int):
+        if isinstance(raw, bool) or not isinstance(raw, int):
+            raise ConfigError(path, f"expected an integer, got {raw!r}")
+        return raw
+    if isinstance(default, float):
+        if isinstance(raw, bool) or not isinstance(raw, int | float) or math.isnan(raw):
+            raise ConfigError(path, f"expected a number, got {raw!r}")
+        return float(raw)
+    if isinstance(default, str):
+        if not isinstance(raw, str):
+            raise ConfigError(path, f"expected a string, got {raw!r}")
+        return raw
+    raise ConfigError(path, f"parameter of type {type(default).__name__} cannot be configured")
+
+
+def _coerce_thresholds(default: Thresholds, raw: object, path: str) -> Thresholds:
+    if not isinstance(raw, Mapping):
+        raise ConfigError(path, f"expected a mapping of {', '.join(LEVELS)}, got {raw!r}")
+    values = dict(zip(LEVELS, default.values(), strict=True))
+    for level, value in raw.items():
+        if level == "direction":
+            # The direction is part of what the heuristic measures, so config may only restate it.
+            if value != default.direction:
+                raise ConfigError(f"{path}.direction", f"is fixed to {default.direction!r}")
+            continue
+        if level not in values:
+            raise ConfigError(f"{path}.{level}", f"unknown level (known: {', '.join(LEVELS)})")
+        if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+            raise ConfigError(f"{path}.{level}", f"expected a number, got {value!r}")
+        values[level] = value
+    candidate = Thresholds.__new__(Thresholds)
+    object.__setattr__(candidate, "direction", default.direction)
+    for level in LEVELS:
+        object.__setattr__(candidate, level, values[level])
+    bad = candidate.first_out_of_order()
+    if bad is not None:
+        word = "at least" if default.direction == ASCENDING else "at most"
+        raise ConfigError(
+            f"{path}.{bad}",
+            f"thresholds out of order: {bad} must be {word} the previous level "
+            f"({default.direction}), got {values}",
+        )
+    return Thresholds(**values, direction=default.direction)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def no_data(name: str, title: str, params: object) -> HeuristicResult:
+    """A NONE result whose title says what data was missing."""
+    return HeuristicResult(
+        name=name,
+        severity=Severity.NONE,
+        value=None,
+        title=title,
+        thresholds=params_to_dict(params),
+        details=None,
+        advice="",
+        impact=None,
+    )
+
+
+def make_result(
+    name: str,
+    severity: Severity,
+    value: float | None,
+    title: str,
+    params: object,
+    details: Details | None,
+    advice: str,
+    impact: Impact | None,
+) -> HeuristicResult:
+    """A result that enforces the rules: advice only above LOW, no impact at NONE."""
+    return HeuristicResult(
+        name=name,
+        severity=severity,
+        value=value,
+        title=title,
+        thresholds=params_to_dict(params),
+        details=details,
+        advice=advice if severity > Severity.LOW else "",
+        impact=impact if severity > Severity.NONE else None,
+    )
+
+
+def task_executors(app: AppData) -> list[ExecutorSummary]:
+    """Executors that run tasks: the non-driver ones, or the driver alone in local mode."""
+    execs = [e for e in app.executors if not e.is_driver]
+    if execs:
+        return execs
+    return [e for e in app.executors if e.is_driver]
+
+
+def total_task_cores(app: AppData) -> int:
+    """Task slots: summed cores of the executors that run tasks (at least 1)."""
+    return max(1, sum(max(e.total_cores, 0) for e in task_executors(app)))
+
+
+def quantile_value(dist: TaskDistribution, key: str, q: float) -> float | None:
+    """Metric value at quantile q by linear interpolation, or None when the metric is absent."""
+    values = dist.metrics.get(key)
+    qs = dist.quantiles
+    if not values or not qs or len(values) != len(qs):
+        return None
+    if q <= qs[0]:
+        return float(values[0])
+    for i in range(1, len(qs)):
+        if q <= qs[i]:
+            span = qs[i] - qs[i - 1]
+            frac = 0.0 if span <= 0 else (q - qs[i - 1]) / span
+            return float(values[i - 1] + frac * (values[i] - values[i - 1]))
+    return float(values[-1])
+
+
+def approximate_task_values(dist: TaskDistribution, key: str, num_tasks: int) -> list[float]:
+    """Reconstruct num_tasks per-task values (sorted) by sampling the quantile curve."""
+    if num_tasks <= 0 or key not in dist.metrics:
+        return []
+    if num_tasks == 1:
+        single = quantile_value(dist, key, 0.5)
+        return [] if single is None else [single]
+    out: list[float] = []
+    for i in range(num_tasks):
+        value = quantile_value(dist, key, i / (num_tasks - 1))
+        if value is None:
+            return []
+        out.append(value)
+    return out
+
+
+def stage_duration_ms(stage: StageSummary) -> int | None:
+    """Wall time of a stage from its first task (or submission) to completion."""
+    start = stage.first_task_launched_time_ms or stage.submission_time_ms
+    if start is None or stage.completion_time_ms is None:
+        return None
+    return max(0, stage.completion_time_ms - start)
+
+
+def safe_ratio(numerator: float, denominator: float) -> float:
+    """numerator / denominator, with 0/0 = 0 and x/0 = inf."""
+    if denominator > 0:
+        return numerator / denominator
+    return 0.0 if numerator <= 0 else math.inf
+
+
+def median(values: Sequence[float]) -> float:
+    """Median of a non-empty sequence."""
+    ordered = sorted(values)
+    n = len(ordered)
+    mid = n // 2
+    return float(ordered[mid]) if n % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def fmt_ms(ms: float) -> str:
+    """Human duration: 850 ms, 5.1 s, 3.2 min, 1.5 h."""
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    seconds = ms / 1000
+    if seconds < 60:
+        return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def fmt_bytes(num_bytes: float) -> str:
+    """Human size in binary units: 512 B, 1.5 KiB, 3.0 GiB."""
+    value = float(num_bytes)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} TiB"
+
+
+def fmt_ratio(value: float) -> str:
+    """A ratio as 8.2× (or ∞×)."""
+    return "∞×" if math.isinf(value) else f"{value:.1f}×"
+
+
+def round2(value: float) -> float:
+    """Round for display tables, keeping infinities JSON-safe via _json_scalar."""
+    return value if math.isinf(value) else round(value, 2)

@@ -1,0 +1,176 @@
+"""Data skew by groups: do a stage's tasks fall into a light group and a heavy group?
+
+**What it measures.** Dr. Elephant's two-group method. For each stage, per-task values are
+reconstructed from the task distribution (the quantile curve is sampled once per task), sorted,
+and split into two groups around the mean; the split point is then moved to the midpoint of the
+two group means and the split repeated (two refinements, as Dr. Elephant does). The finding is
+the ratio of the heavier group's mean to the lighter group's mean. It is computed for input
+bytes, shuffle read bytes and task run time.
+
+**Why it matters.** A max/median ratio only sees the single worst task. A whole group of tasks
+that read several times more data than the rest means partitioning is uneven: those tasks set the
+stage's duration and the rest of the cluster waits.
+
+**Gates.** Stages with few tasks are judged leniently (the severity cannot exceed what the task
+count allows), and a stage is skipped when the heavy group's mean is too small to matter.
+
+**How to fix.** Repartition on a better-distributed key, salt hot keys, enable AQE skew-join
+handling (`spark.sql.adaptive.skewJoin.enabled=true`), or rewrite input in evenly sized files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from heuristics.base import (
+    AppData,
+    Details,
+    HeuristicResult,
+    Impact,
+    Severity,
+    Thresholds,
+    approximate_task_values,
+    fmt_bytes,
+    fmt_ms,
+    fmt_ratio,
+    make_result,
+    no_data,
+    round2,
+    safe_ratio,
+)
+
+NAME = "data_skew_groups"
+TITLE = "Data skew (two groups)"
+
+ADVICE = (
+    "A group of tasks handles several times more than the rest. Repartition on a better key, "
+    "salt hot keys, enable spark.sql.adaptive.skewJoin.enabled, or even out input file sizes."
+)
+
+METRICS = ("input_bytes", "shuffle_read_bytes", "executor_run_time_ms")
+# Sampling the quantile curve more finely than this adds no information (21 points) but costs time.
+MAX_POINTS = 5000
+
+
+@dataclass(frozen=True)
+class Params:
+    """Parameters of the two-group data skew heuristic."""
+
+    # mean of the heavy group / mean of the light group
+    group_mean_ratio: Thresholds = field(default_factory=lambda: Thresholds(2.0, 4.0, 8.0, 16.0))
+    # number of tasks in the stage: caps the severity (few tasks cannot be badly skewed)
+    num_tasks: Thresholds = field(default_factory=lambda: Thresholds(10, 50, 100, 200))
+    # both groups must hold at least this many tasks
+    min_group_size: int = 1
+    # skip byte metrics whose heavy group mean is below this
+    min_heavy_group_mean_bytes: int = 64 * 1024 * 1024
+    # skip task time whose heavy group mean is below this
+    min_heavy_group_mean_ms: int = 60 * 1000
+
+
+def two_groups(values: list[float], refinements: int = 2) -> tuple[list[float], list[float]]:
+    """Split values into (below, at-or-above) a mean-based split point, refined twice."""
+    ordered = sorted(values)
+    middle = sum(ordered) / len(ordered)
+    low, high = _split(ordered, middle)
+    for _ in range(refinements):
+        if not low or not high:
+            break
+        # Dr. Elephant moves the split by the group means; the midpoint is the 2-means update.
+        middle = (sum(low) / len(low) + sum(high) / len(high)) / 2
+        low, high = _split(ordered, middle)
+    return low, high
+
+
+def _split(ordered: list[float], middle: float) -> tuple[list[float], list[float]]:
+    return [v for v in ordered if v < middle], [v for v in ordered if v >= middle]
+
+
+def evaluate(app: AppData, params: Params) -> HeuristicResult:
+    """Flag stages whose tasks split into a light and a much heavier group."""
+    stages = [s for s in app.stages if s.distribution is not None and s.status != "SKIPPED"]
+    if not stages:
+        return no_data(NAME, "No task distributions available", params)
+    worst: tuple[float, str] | None = None
+    severity_all = Severity.NONE
+    rows: list[tuple[object, ...]] = []
+    wall_ms = 0.0
+    core_ms = 0.0
+    for stage in stages:
+        dist = stage.distribution
+        assert dist is not None
+        count_cap = params.num_tasks.severity_of(stage.num_tasks)
+        for metric in METRICS:
+            values = approximate_task_values(dist, metric, min(stage.num_tasks, MAX_POINTS))
+            if len(values) < 2:
+                continue
+            low, high = two_groups(values)
+            scale = stage.num_tasks / len(values)
+            n_low, n_high = round(len(low) * scale), round(len(high) * scale)
+            if n_low < max(1, params.min_group_size) or n_high < params.min_group_size:
+                continue
+            low_mean = sum(low) / len(low)
+            high_mean = sum(high) / len(high)
+            is_time = metric.endswith("_ms")
+            gate = params.min_heavy_group_mean_ms if is_time else params.min_heavy_group_mean_bytes
+            if high_mean < gate:
+                continue
+            ratio = safe_ratio(high_mean, low_mean)
+            severity = min(params.group_mean_ratio.severity_of(ratio), count_cap)
+            fmt = fmt_ms if is_time else fmt_bytes
+            if worst is None or ratio > worst[0]:
+                worst = (
+                    ratio,
+                    f"Stage {stage.stage_id} {metric}: heavy group mean {fmt_ratio(ratio)} light "
+                    f"({fmt(high_mean)} vs {fmt(low_mean)}, {n_high} of {stage.num_tasks} tasks)",
+                )
+            severity_all = max(severity_all, severity)
+            if severity == Severity.NONE:
+                continue
+            rows.append(
+                (
+                    stage.stage_id,
+                    metric,
+                    stage.num_tasks,
+                    n_low,
+                    n_high,
+                    round2(low_mean),
+                    round2(high_mean),
+                    round2(ratio),
+                    int(severity),
+                )
+            )
+            if is_time:
+                wall_ms += high_mean - low_mean
+                core_ms += (high_mean - low_mean) * n_high
+    if worst is None:
+        return no_data(
+            NAME,
+            "No stage large enough to judge group skew (heavy group below "
+            f"{fmt_bytes(params.min_heavy_group_mean_bytes)} / "
+            f"{fmt_ms(params.min_heavy_group_mean_ms)})",
+            params,
+        )
+    details = Details(
+        (
+            "stage",
+            "metric",
+            "tasks",
+            "light_group_tasks",
+            "heavy_group_tasks",
+            "light_group_mean",
+            "heavy_group_mean",
+            "ratio",
+            "severity",
+        ),
+        tuple(rows),
+    )
+    impact = Impact(
+        wall_seconds=wall_ms / 1000 if wall_ms else None,
+        core_hours=core_ms / 3_600_000 if core_ms else None,
+        formula=(
+            "from task run time only: wall = Σ (heavy − light group mean); core-hours = Σ heavy "
+            "group tasks × (heavy − light mean), the extra work an even split would avoid"
+        ),
+    )
+    return make_result(NAME, severity_all, worst[0], worst[1], params, details, ADVICE, impact)

@@ -1,0 +1,108 @@
+"""Executor GC: the share of executor task time spent in JVM garbage collection.
+
+**What it measures.** `Σ GC time / Σ task run time` over the executors that ran tasks (in local
+mode that is the driver). Applications with little total executor time are not judged.
+
+**Why it matters.** During a full GC the executor's JVM stops; every task on it makes no
+progress. A high GC share usually means the heap is too small for the data each task holds
+(large aggregation buffers, caching, wide rows), and it often precedes OutOfMemoryError.
+
+A *very low* GC share on a long application is reported only as a LOW note: the executors may
+have more memory than they need (see the executor memory heuristic).
+
+**How to fix.** Give each task more heap (more `spark.executor.memory`, or fewer
+`spark.executor.cores`), use more partitions so each task holds less, cache serialized
+(`MEMORY_AND_DISK_SER`) or not at all, prefer DataFrame operations over Python/Scala objects,
+and consider G1GC tuning (`-XX:+UseG1GC` is the default on recent JVMs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from heuristics.base import (
+    DESCENDING,
+    AppData,
+    Details,
+    HeuristicResult,
+    Impact,
+    Severity,
+    Thresholds,
+    fmt_ms,
+    make_result,
+    no_data,
+    round2,
+    safe_ratio,
+    task_executors,
+    total_task_cores,
+)
+
+NAME = "executor_gc"
+TITLE = "Executor GC"
+
+ADVICE = (
+    "Executors spend a large share of task time in garbage collection. Give each task more heap "
+    "(spark.executor.memory up or spark.executor.cores down), use more partitions, and avoid "
+    "caching deserialized objects."
+)
+
+
+@dataclass(frozen=True)
+class Params:
+    """Parameters of the executor GC heuristic."""
+
+    # GC time / task run time, bad when high
+    gc_ratio: Thresholds = field(default_factory=lambda: Thresholds(0.08, 0.1, 0.15, 0.2))
+    # GC time / task run time, suspicious when low (reported at most as LOW)
+    gc_ratio_low: Thresholds = field(
+        default_factory=lambda: Thresholds(0.01, 0.005, 0.002, 0.001, DESCENDING)
+    )
+    # applications whose executors ran tasks for less than this in total are not judged
+    min_total_run_time_ms: int = 30 * 60 * 1000
+
+
+def evaluate(app: AppData, params: Params) -> HeuristicResult:
+    """Rate the share of executor run time spent in GC."""
+    execs = task_executors(app)
+    if not execs:
+        return no_data(NAME, "No executor metrics available", params)
+    run_ms = sum(e.total_duration_ms for e in execs)
+    gc_ms = sum(e.total_gc_time_ms for e in execs)
+    if run_ms < max(1, params.min_total_run_time_ms):
+        return no_data(
+            NAME,
+            f"Executors ran tasks for {fmt_ms(run_ms)}, below the "
+            f"{fmt_ms(params.min_total_run_time_ms)} needed to judge GC",
+            params,
+        )
+    ratio = safe_ratio(gc_ms, run_ms)
+    severity = params.gc_ratio.severity_of(ratio)
+    low_note = False
+    if severity == Severity.NONE and params.gc_ratio_low.severity_of(ratio) > Severity.NONE:
+        severity = Severity.LOW
+        low_note = True
+    title = f"GC took {ratio:.1%} of executor task time ({fmt_ms(gc_ms)} of {fmt_ms(run_ms)})"
+    if low_note:
+        title += "; unusually low, executors may be over-provisioned"
+    details = Details(
+        ("executor", "task_time_ms", "gc_time_ms", "gc_ratio"),
+        tuple(
+            (
+                e.executor_id,
+                e.total_duration_ms,
+                e.total_gc_time_ms,
+                round2(safe_ratio(e.total_gc_time_ms, e.total_duration_ms)),
+            )
+            for e in execs
+        ),
+    )
+    impact = None
+    if not low_note:
+        impact = Impact(
+            wall_seconds=gc_ms / 1000 / total_task_cores(app),
+            core_hours=gc_ms / 3_600_000,
+            formula="core-hours = Σ executor GC time; wall = that ÷ task slots (GC spread evenly)",
+        )
+    else:
+        impact = Impact(None, None, "a low GC share costs nothing by itself; cannot be estimated")
+    return make_result(NAME, severity, ratio, title, params, details, ADVICE, impact)

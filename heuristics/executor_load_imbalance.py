@@ -1,0 +1,131 @@
+"""Executor load imbalance: did some executors do far more work than the others?
+
+**What it measures.** Across the executors that ran tasks, the ratio between the busiest
+executor and the median executor for task time, input bytes and shuffle read bytes. It needs at
+least two executors and a minimum amount of work.
+
+**Why it matters.** When one executor does several times the median's work, the others finish
+early and idle. Common causes: data locality pulling tasks to the hosts that store the input,
+skewed partitions landing on one executor, executors added late by dynamic allocation, or a
+few slow hosts.
+
+**How to fix.** Check the stage skew findings first. For locality-driven imbalance lower
+`spark.locality.wait` (e.g. `1s` or `0s`); for late executors review dynamic allocation
+(`spark.dynamicAllocation.initialExecutors`, `minExecutors`); for slow hosts consider
+`spark.speculation=true` or excluding bad nodes (`spark.excludeOnFailure.enabled`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from heuristics.base import (
+    AppData,
+    Details,
+    HeuristicResult,
+    Impact,
+    Severity,
+    Thresholds,
+    fmt_bytes,
+    fmt_ms,
+    fmt_ratio,
+    make_result,
+    median,
+    no_data,
+    round2,
+    safe_ratio,
+)
+
+NAME = "executor_load_imbalance"
+TITLE = "Executor load imbalance"
+
+ADVICE = (
+    "Work is unevenly spread over executors. Check stage skew first; lower spark.locality.wait "
+    "for locality-driven imbalance, and review dynamic allocation and slow hosts."
+)
+
+
+@dataclass(frozen=True)
+class Params:
+    """Parameters of the executor load imbalance heuristic."""
+
+    # busiest executor / median executor
+    max_to_median_ratio: Thresholds = field(default_factory=lambda: Thresholds(1.5, 2.0, 4.0, 8.0))
+    # fewer executors than this are not judged
+    min_executors: int = 2
+    # task time: skip when the busiest executor ran tasks for less than this
+    min_max_executor_time_ms: int = 30 * 60 * 1000
+    # bytes: skip when the busiest executor read less than this
+    min_max_executor_bytes: int = 1024 * 1024 * 1024
+
+
+def evaluate(app: AppData, params: Params) -> HeuristicResult:
+    """Compare the busiest executor with the median executor."""
+    execs = [e for e in app.executors if not e.is_driver]
+    if len(execs) < max(2, params.min_executors):
+        return no_data(
+            NAME,
+            f"{len(execs)} executor(s); at least {max(2, params.min_executors)} needed",
+            params,
+        )
+    metrics = (
+        ("task_time_ms", lambda e: e.total_duration_ms, params.min_max_executor_time_ms, fmt_ms),
+        ("input_bytes", lambda e: e.total_input_bytes, params.min_max_executor_bytes, fmt_bytes),
+        (
+            "shuffle_read_bytes",
+            lambda e: e.total_shuffle_read_bytes,
+            params.min_max_executor_bytes,
+            fmt_bytes,
+        ),
+    )
+    severity_all = Severity.NONE
+    worst: tuple[float, str] | None = None
+    rows = []
+    impact = None
+    for metric, getter, gate, fmt in metrics:
+        values = [float(getter(e)) for e in execs]
+        top = max(values)
+        if top < max(1, gate):
+            continue
+        med = median(values)
+        ratio = safe_ratio(top, med)
+        severity = params.max_to_median_ratio.severity_of(ratio)
+        busiest = execs[values.index(top)]
+        if worst is None or ratio > worst[0]:
+            worst = (
+                ratio,
+                f"Executor {busiest.executor_id} {metric} {fmt_ratio(ratio)} median "
+                f"({fmt(top)} vs {fmt(med)}, {len(execs)} executors)",
+            )
+        severity_all = max(severity_all, severity)
+        rows.append(
+            (
+                metric,
+                len(execs),
+                round2(med),
+                round2(top),
+                round2(ratio),
+                busiest.executor_id,
+                int(severity),
+            )
+        )
+        if metric == "task_time_ms" and severity > Severity.NONE:
+            # Task time already counts core-time, so the gap to the busiest is idle core-time.
+            idle_core_ms = sum(top - getter(e) for e in execs)
+            impact = Impact(
+                wall_seconds=(top - med) / 1000 / max(1, busiest.total_cores),
+                core_hours=idle_core_ms / 3_600_000,
+                formula=(
+                    "wall = (busiest − median executor task time) ÷ busiest executor's cores; "
+                    "core-hours = Σ executors (busiest − own task time), capacity left waiting"
+                ),
+            )
+    if worst is None:
+        return no_data(NAME, "Executors did too little work to judge their balance", params)
+    if impact is None:
+        impact = Impact(None, None, "imbalance in bytes only; time cost cannot be estimated")
+    details = Details(
+        ("metric", "executors", "median", "max", "ratio", "busiest_executor", "severity"),
+        tuple(rows),
+    )
+    return make_result(NAME, severity_all, worst[0], worst[1], params, details, ADVICE, impact)

@@ -1,0 +1,145 @@
+"""Executor memory: peak JVM memory used against the memory configured for executors.
+
+**What it measures.** For the executors that ran tasks, the peak JVM heap plus off-heap memory
+(the History Server's `peakMemoryMetrics`) divided by the configured executor memory
+(`spark.executor.memory`, default 1g; in local mode the driver runs the tasks, so
+`spark.driver.memory`). Two findings come from the same ratio:
+
+- **near the limit** (ratio high): executors risk OutOfMemoryError or heavy GC;
+- **over-provisioned** (ratio low): the cluster reserves memory the application never uses,
+  which blocks other applications and costs money. Judged only when the configured memory is
+  large enough to matter.
+
+The details suggest a size: peak × 1.25, rounded up to a multiple of 512 MiB.
+
+**How to fix.** Near the limit: raise `spark.executor.memory` or lower `spark.executor.cores`,
+use more partitions. Over-provisioned: set `spark.executor.memory` to the suggested size, or run
+more cores per executor to use the memory.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from heuristics.base import (
+    DESCENDING,
+    AppData,
+    Details,
+    HeuristicResult,
+    Impact,
+    Severity,
+    Thresholds,
+    fmt_bytes,
+    make_result,
+    no_data,
+    round2,
+    task_executors,
+)
+from heuristics.sparkconf import MIB, driver_memory_bytes, executor_memory_bytes, is_local_mode
+
+NAME = "executor_memory"
+TITLE = "Executor memory"
+
+ROUND_TO_BYTES = 512 * MIB
+
+
+@dataclass(frozen=True)
+class Params:
+    """Parameters of the executor memory heuristic."""
+
+    # peak (heap + off-heap) / configured memory, bad when high
+    near_limit_ratio: Thresholds = field(default_factory=lambda: Thresholds(0.8, 0.9, 0.95, 1.0))
+    # peak (heap + off-heap) / configured memory, bad when low
+    over_provisioned_ratio: Thresholds = field(
+        default_factory=lambda: Thresholds(0.5, 0.35, 0.2, 0.1, DESCENDING)
+    )
+    # over-provisioning is judged only when configured memory is at least this
+    min_configured_bytes_for_waste: int = 4 * 1024 * 1024 * 1024
+    # headroom multiplied onto the peak for the suggested size
+    suggested_headroom: float = 1.25
+
+
+def suggested_memory_bytes(peak_bytes: int, headroom: float = 1.25) -> int:
+    """peak × headroom rounded up to a multiple of 512 MiB."""
+    return max(1, math.ceil(peak_bytes * headroom / ROUND_TO_BYTES)) * ROUND_TO_BYTES
+
+
+def evaluate(app: AppData, params: Params) -> HeuristicResult:
+    """Compare peak executor JVM memory with the configured executor memory."""
+    execs = [e for e in task_executors(app) if e.peak_jvm_heap_bytes is not None]
+    if not execs:
+        return no_data(NAME, "No peak memory metrics", params)
+    local = is_local_mode(app.spark_properties) or all(e.is_driver for e in execs)
+    props = app.spark_properties
+    configured = driver_memory_bytes(props) if local else executor_memory_bytes(props)
+    setting = "spark.driver.memory" if local else "spark.executor.memory"
+    peaks = [(e, (e.peak_jvm_heap_bytes or 0) + (e.peak_jvm_offheap_bytes or 0)) for e in execs]
+    _, peak = max(peaks, key=lambda p: p[1])
+    ratio = peak / configured if configured else math.inf
+    suggested = suggested_memory_bytes(peak, params.suggested_headroom)
+    near = params.near_limit_ratio.severity_of(ratio)
+    waste = Severity.NONE
+    if configured >= params.min_configured_bytes_for_waste:
+        waste = params.over_provisioned_ratio.severity_of(ratio)
+    severity = max(near, waste)
+    usage = (
+        f"Peak executor memory {fmt_bytes(peak)} is {ratio:.0%} of "
+        f"{setting}={fmt_bytes(configured)}"
+    )
+    if near >= waste and near > Severity.NONE:
+        title = f"{usage}: near the limit"
+        advice = (
+            f"Executors run close to their memory limit. Raise {setting} (suggested ≥ "
+            f"{fmt_bytes(suggested)}) or lower spark.executor.cores, or use more partitions."
+        )
+        impact = Impact(None, None, "risk of failure, not a measured cost; cannot be estimated")
+    elif waste > Severity.NONE:
+        title = f"{usage}: over-provisioned, suggest {fmt_bytes(suggested)}"
+        lifetime_ms = sum(
+            max(
+                0,
+                (e.remove_time_ms or app.end_time_ms or 0)
+                - (e.add_time_ms or app.start_time_ms or 0),
+            )
+            for e in execs
+        )
+        gib_hours = (configured - suggested) / 1024**3 * lifetime_ms / 3_600_000
+        advice = (
+            f"Executors use a small part of their memory. Set {setting} to about "
+            f"{fmt_bytes(suggested)} or give each executor more cores."
+        )
+        impact = Impact(
+            None,
+            None,
+            f"not expressible in core-hours; idle memory = (configured − suggested) × Σ executor "
+            f"lifetime ≈ {gib_hours:.1f} GiB-hours",
+        )
+    else:
+        title = usage
+        advice = ""
+        impact = None
+    details = Details(
+        (
+            "executor",
+            "peak_jvm_heap_bytes",
+            "peak_jvm_offheap_bytes",
+            "peak_total_bytes",
+            "configured_bytes",
+            "ratio",
+            "suggested_bytes",
+        ),
+        tuple(
+            (
+                e.executor_id,
+                e.peak_jvm_heap_bytes,
+                e.peak_jvm_offheap_bytes,
+                p,
+                configured,
+                round2(p / configured) if configured else None,
+                suggested_memory_bytes(p, params.suggested_headroom),
+            )
+            for e, p in peaks
+        ),
+    )
+    return make_result(NAME, severity, ratio, title, params, details, advice, impact)

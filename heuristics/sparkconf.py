@@ -1,0 +1,144 @@
+"""Spark configuration values with Spark's own parsing rules and defaults (Spark 3.x/4.x)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+KIB = 1024
+MIB = 1024 * KIB
+GIB = 1024 * MIB
+
+_UNITS = {
+    "b": 1,
+    "k": KIB,
+    "kb": KIB,
+    "m": MIB,
+    "mb": MIB,
+    "g": GIB,
+    "gb": GIB,
+    "t": 1024 * GIB,
+    "tb": 1024 * GIB,
+    "p": 1024 * 1024 * GIB,
+    "pb": 1024 * 1024 * GIB,
+}
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+
+DEFAULT_EXECUTOR_MEMORY = "1g"
+DEFAULT_DRIVER_MEMORY = "1g"
+# spark.{executor,driver}.memoryOverhead default: max(384 MiB, factor * memory).
+MIN_OVERHEAD_BYTES = 384 * MIB
+DEFAULT_OVERHEAD_FACTOR = 0.10
+DEFAULT_DRIVER_CORES = 1
+
+
+def parse_size_bytes(s: str | int | None, default_unit: str = "m") -> int | None:
+    """Parse a Spark size ("512m", "4g", "1t", "2048") into bytes; None if unparseable.
+
+    A bare number takes `default_unit`, as Spark does for memory settings (MiB).
+    """
+    if s is None:
+        return None
+    if isinstance(s, int):
+        return s * _UNITS[default_unit.lower()]
+    match = _SIZE_RE.match(str(s))
+    if not match:
+        return None
+    number, unit = match.groups()
+    factor = _UNITS.get((unit or default_unit).lower())
+    if factor is None:
+        return None
+    return int(float(number) * factor)
+
+
+def is_local_mode(props: Mapping[str, str]) -> bool:
+    """True when spark.master is local, local[N], local[*] or local[N,F]."""
+    return props.get("spark.master", "").strip().lower().startswith("local")
+
+
+def _memory(props: Mapping[str, str], key: str, default: str) -> int:
+    parsed = parse_size_bytes(props.get(key), "m")
+    return parsed if parsed is not None else parse_size_bytes(default, "m") or 0
+
+
+def _overhead(props: Mapping[str, str], key: str, factor_key: str, memory_bytes: int) -> int:
+    explicit = parse_size_bytes(props.get(key), "m")
+    if explicit is not None:
+        return explicit
+    try:
+        factor = float(props.get(factor_key, DEFAULT_OVERHEAD_FACTOR))
+    except ValueError:
+        factor = DEFAULT_OVERHEAD_FACTOR
+    return max(MIN_OVERHEAD_BYTES, int(memory_bytes * factor))
+
+
+def executor_memory_bytes(props: Mapping[str, str]) -> int:
+    """spark.executor.memory in bytes (default 1g)."""
+    return _memory(props, "spark.executor.memory", DEFAULT_EXECUTOR_MEMORY)
+
+
+def driver_memory_bytes(props: Mapping[str, str]) -> int:
+    """spark.driver.memory in bytes (default 1g)."""
+    return _memory(props, "spark.driver.memory", DEFAULT_DRIVER_MEMORY)
+
+
+def executor_overhead_bytes(props: Mapping[str, str]) -> int:
+    """spark.executor.memoryOverhead in bytes (default max(384 MiB, 10% of executor memory))."""
+    return _overhead(
+        props,
+        "spark.executor.memoryOverhead",
+        "spark.executor.memoryOverheadFactor",
+        executor_memory_bytes(props),
+    )
+
+
+def driver_overhead_bytes(props: Mapping[str, str]) -> int:
+    """spark.driver.memoryOverhead in bytes (default max(384 MiB, 10% of driver memory))."""
+    return _overhead(
+        props,
+        "spark.driver.memoryOverhead",
+        "spark.driver.memoryOverheadFactor",
+        driver_memory_bytes(props),
+    )
+
+
+def _local_cores(master: str) -> int | None:
+    match = re.match(r"^local\[(\d+)", master.strip().lower())
+    if match:
+        return int(match.group(1))
+    return 1 if master.strip().lower() == "local" else None
+
+
+def executor_cores(props: Mapping[str, str]) -> int | None:
+    """spark.executor.cores; unset means 1 on YARN/Kubernetes, N for local[N], else None.
+
+    None means "all cores of the worker" (standalone), which the config alone cannot tell.
+    """
+    raw = props.get("spark.executor.cores")
+    if raw is not None:
+        try:
+            return int(raw)
+        except ValueError:
+            return None
+    master = props.get("spark.master", "")
+    if is_local_mode(props):
+        return _local_cores(master)
+    if master.startswith("yarn") or master.startswith("k8s"):
+        return 1
+    return None
+
+
+def driver_cores(props: Mapping[str, str]) -> int:
+    """spark.driver.cores (default 1)."""
+    try:
+        return int(props.get("spark.driver.cores", DEFAULT_DRIVER_CORES))
+    except ValueError:
+        return DEFAULT_DRIVER_CORES
+
+
+def get_bool(props: Mapping[str, str], key: str, default: bool) -> bool:
+    """A boolean property the way Spark reads it ("true"/"false", case-insensitive)."""
+    raw = props.get(key)
+    if raw is None:
+        return default
+    return raw.strip().lower() == "true"

@@ -1,0 +1,146 @@
+"""Task failures: the share of task attempts that failed, and why.
+
+**What it measures.** `failed task attempts / (completed + failed)` summed over stages, and a
+classification of the stored failed tasks' error messages into causes:
+
+- **out of memory**: `OutOfMemoryError`, `Java heap space`, `GC overhead limit exceeded`;
+- **container killed**: `Container killed`, `exceeding memory limits`, `killed by YARN`, exit
+  codes 137 or 143 (the cluster manager killed the JVM, usually for using more memory than
+  the container allows);
+- **fetch failure**: `FetchFailed`, `MetadataFetchFailedException`, `Missing an output location
+  for shuffle` (shuffle output of a lost executor could not be read);
+- **other**: anything else, usually an exception from user code or bad input data.
+
+**Why it matters.** Each failed attempt wastes its run time and is retried
+(`spark.task.maxFailures`, 4 by default); a task that fails every attempt fails the job.
+
+**How to fix.** See the advice for each cause found in the details.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from heuristics.base import (
+    AppData,
+    Details,
+    HeuristicResult,
+    Impact,
+    Severity,
+    Thresholds,
+    make_result,
+    no_data,
+)
+
+NAME = "task_failures"
+TITLE = "Task failures"
+
+OOM = "out of memory"
+CONTAINER = "container killed"
+FETCH = "fetch failure"
+OTHER = "other"
+
+_PATTERNS = (
+    (OOM, re.compile(r"OutOfMemoryError|Java heap space|GC overhead limit", re.IGNORECASE)),
+    (
+        CONTAINER,
+        re.compile(
+            r"Container killed|exceeding memory limits|killed by YARN|exit code:? ?(137|143)\b"
+            r"|exit status:? ?(137|143)\b|exitCode=(137|143)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        FETCH,
+        re.compile(
+            r"FetchFailed|MetadataFetchFailedException|Missing an output location for shuffle",
+            re.IGNORECASE,
+        ),
+    ),
+)
+
+CAUSE_ADVICE = {
+    OOM: (
+        "Out of memory: give each task more heap (spark.executor.memory up or "
+        "spark.executor.cores down) or use more partitions so each task holds less."
+    ),
+    CONTAINER: (
+        "Container killed: the JVM used more than its container allows; raise "
+        "spark.executor.memoryOverhead (off-heap, Python workers, native buffers)."
+    ),
+    FETCH: (
+        "Fetch failure: shuffle output was lost with an executor; find why executors died, "
+        "enable the external shuffle service or decommissioning, and avoid huge shuffle blocks."
+    ),
+    OTHER: "Other errors: read the error message; usually an exception in user code or bad data.",
+}
+
+
+def classify(message: str | None) -> str:
+    """The failure cause of a task error message (one of OOM, CONTAINER, FETCH, OTHER)."""
+    text = message or ""
+    for cause, pattern in _PATTERNS:
+        if pattern.search(text):
+            return cause
+    return OTHER
+
+
+@dataclass(frozen=True)
+class Params:
+    """Parameters of the task failures heuristic."""
+
+    # failed task attempts / all finished task attempts
+    failed_task_rate: Thresholds = field(default_factory=lambda: Thresholds(0.02, 0.05, 0.1, 0.2))
+
+
+def evaluate(app: AppData, params: Params) -> HeuristicResult:
+    """Rate the share of failed task attempts and classify their causes."""
+    if not app.stages:
+        return no_data(NAME, "No stages recorded", params)
+    failed_n = sum(s.num_failed_tasks for s in app.stages)
+    total_n = failed_n + sum(s.num_complete_tasks for s in app.stages)
+    if total_n == 0:
+        return no_data(NAME, "No finished tasks recorded", params)
+    rate = failed_n / total_n
+    severity = params.failed_task_rate.severity_of(rate)
+    if failed_n:
+        severity = max(severity, Severity.LOW)
+    failed_rows = [t for t in app.tasks if t.status.upper() == "FAILED"]
+    by_cause: dict[str, list] = {}
+    for task in failed_rows:
+        by_cause.setdefault(classify(task.error_message), []).append(task)
+    rows = []
+    for cause in (OOM, CONTAINER, FETCH, OTHER):
+        tasks = by_cause.get(cause)
+        if not tasks:
+            continue
+        first = tasks[0]
+        message = (first.error_message or "").strip().splitlines()
+        rows.append(
+            (
+                cause,
+                len(tasks),
+                first.stage_id,
+                first.task_id,
+                message[0][:300] if message else None,
+            )
+        )
+    causes = [r[0] for r in rows]
+    title = f"{failed_n} of {total_n} task attempts failed ({rate:.1%})"
+    if causes:
+        title += f"; causes: {', '.join(causes)}"
+    advice = " ".join(CAUSE_ADVICE[c] for c in causes) or CAUSE_ADVICE[OTHER]
+    run_ms = sum(t.executor_run_time_ms or t.duration_ms or 0 for t in failed_rows)
+    impact = Impact(
+        wall_seconds=None,
+        core_hours=run_ms / 3_600_000,
+        formula=(
+            "core-hours = Σ run time of the stored failed task attempts (a lower bound; "
+            "retries overlap other work, so wall time is not estimated)"
+        ),
+    )
+    details = Details(
+        ("cause", "failed_tasks", "example_stage", "example_task", "example_error"), tuple(rows)
+    )
+    return make_result(NAME, severity, rate, title, params, details, advice, impact)
