@@ -12,6 +12,7 @@ from flask import Flask, g, jsonify, render_template, request
 from sqlalchemy.orm import Session
 from werkzeug.exceptions import HTTPException
 
+from sparkscope.analysis import HeuristicsState
 from sparkscope.config import Config, load_config
 from sparkscope.db import make_engine, make_sessionmaker
 
@@ -45,6 +46,9 @@ def create_app(test_config: Mapping[str, Any] | None = None, config: Config | No
     engine = app.config.get("ENGINE") or make_engine(app.config["DATABASE_URL"])
     app.extensions["sparkscope.engine"] = engine
     app.extensions["sparkscope.sessionmaker"] = make_sessionmaker(engine)
+    app.extensions["sparkscope.heuristics"] = HeuristicsState(
+        app.config.get("HEURISTICS_PATH") or config.heuristics_path
+    )
 
     from sparkscope.views import register_blueprints
 
@@ -61,6 +65,14 @@ def get_session() -> Session:
         g.db_session = current_app.extensions["sparkscope.sessionmaker"]()
     session: Session = g.db_session
     return session
+
+
+def heuristics_state() -> HeuristicsState:
+    """The heuristics config of this app (re-read when its file changes)."""
+    from flask import current_app
+
+    state: HeuristicsState = current_app.extensions["sparkscope.heuristics"]
+    return state
 
 
 def wants_json() -> bool:

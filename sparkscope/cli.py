@@ -148,6 +148,32 @@ def serve(config: Config, host: str | None, port: int | None, debug: bool) -> No
     app.run(host=host or config.web.host, port=port or config.web.port, debug=debug)
 
 
+# ---------------------------------------------------------------------------------------- analyze
+
+
+@cli.command()
+@click.option("--app-id", "app_ids", multiple=True, help="Only this application id (repeatable).")
+@click.option("--force", is_flag=True, help="Re-score even applications scored with this config.")
+@pass_config
+def analyze(config: Config, app_ids: tuple[str, ...], force: bool) -> None:
+    """Re-score stored applications with the current heuristics config."""
+    from sparkscope import analysis
+    from sparkscope.db import make_engine, make_sessionmaker
+
+    try:
+        registry = analysis.load_heuristics(config.heuristics_path)
+    except ConfigError as exc:
+        fail_usage(f"config error: {exc}")
+    engine = make_engine(config.database_url)
+    stats = analysis.analyze_all(
+        make_sessionmaker(engine), registry, app_ids=app_ids or None, force=force
+    )
+    click.echo(
+        f"analysed {stats.analysed} applications ({stats.skipped} already current) "
+        f"in {stats.seconds:.1f} s"
+    )
+
+
 def main() -> None:
     """Entry point used by ``python -m sparkscope``."""
     cli()
