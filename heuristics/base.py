@@ -163,6 +163,9 @@ class Thresholds:
         for level, value in zip(LEVELS, values, strict=True):
             if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
                 raise ValueError(f"{level} must be a number, got {value!r}")
+        # Store floats so that 2 and 2.0 give the same dict, JSON and config fingerprint.
+        for level, value in zip(LEVELS, values, strict=True):
+            object.__setattr__(self, level, float(value))
         bad = self.first_out_of_order()
         if bad is not None:
             word = "at least" if self.direction == ASCENDING else "at most"
