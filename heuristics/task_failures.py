@@ -131,7 +131,10 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
     if causes:
         title += f"; causes: {', '.join(causes)}"
     advice = " ".join(CAUSE_ADVICE[c] for c in causes) or CAUSE_ADVICE[OTHER]
-    run_ms = sum(t.executor_run_time_ms or t.duration_ms or 0 for t in failed_rows)
+    run_ms = sum(
+        t.executor_run_time_ms if t.executor_run_time_ms is not None else (t.duration_ms or 0)
+        for t in failed_rows
+    )
     impact = Impact(
         wall_seconds=None,
         core_hours=run_ms / 3_600_000,
