@@ -98,7 +98,8 @@ def _die_with_parent() -> None:
 
 def _write_properties(path: Path, log_dir: Path, port: int) -> None:
     props = {
-        "spark.history.fs.logDirectory": log_dir.resolve().as_uri(),
+        # Hadoop's Path escapes the string itself, so a URI from as_uri() would be escaped twice
+        "spark.history.fs.logDirectory": f"file:{log_dir.resolve()}",
         "spark.history.ui.port": str(port),
         "spark.history.fs.update.interval": "1s",
         "spark.history.retainedApplications": "200",
@@ -106,12 +107,16 @@ def _write_properties(path: Path, log_dir: Path, port: int) -> None:
         "spark.port.maxRetries": "0",
         "spark.history.fs.cleaner.enabled": "false",
     }
-    # java.util.Properties treats backslash and colon specially; escape them
-    lines = [
-        f"{k}={v.replace(chr(92), chr(92) * 2).replace(':', chr(92) + ':')}"
-        for k, v in props.items()
-    ]
+    lines = [f"{key}={_escape_property(value)}" for key, value in props.items()]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _escape_property(value: str) -> str:
+    # java.util.Properties reads backslash as an escape and ':' or '=' as separators
+    escaped = value.replace("\\", "\\\\")
+    for char in ":= ":
+        escaped = escaped.replace(char, "\\" + char)
+    return escaped
 
 
 def _log_tail(log_path: Path) -> str:
