@@ -24,7 +24,8 @@ P = task_failures.Params()
         ("Container exited with a non-zero exit code 143. Killed", task_failures.CONTAINER),
         ("FetchFailed(BlockManagerId(1, host, 7337), shuffleId=0)", task_failures.FETCH),
         (
-            "org.apache.spark.shuffle.MetadataFetchFailedException: Missing an output location for shuffle 3",
+            "org.apache.spark.shuffle.MetadataFetchFailedException: "
+            "Missing an output location for shuffle 3",
             task_failures.FETCH,
         ),
         ("ValueError: bad row 17", task_failures.OTHER),
