@@ -5,17 +5,20 @@ views all get the same figures. Every figure comes with a one-line formula for t
 
 Decisions (also in the README, "Resource accounting"):
 
-- Used core time is the sum of the stages' executorRunTime, the SHS's own stage totals. Executors'
-  totalDuration would also count task deserialization and result serialization, which the stage
-  totals and the Spark UI report apart; the run time is what a core actually spent on task code.
+- Used core time is the sum of the stages' executorRunTime, the SHS's own stage totals, which equal
+  the sum of the tasks' run times. Executors' totalDuration is not used: on the recorded Spark 4.0.1
+  applications it differs from the summed task durations by up to ±50%, in both directions.
 - An executor holds its cores and memory from its add time until its remove time, or the end of the
   application when it was never removed, clipped to the application's window. This is the same for
   static and dynamic allocation.
 - Outside local mode the driver holds spark.driver.cores and driver memory + overhead for the whole
   application. In local mode the single "driver" entry is the executor: its total_cores are the
-  task slots and its memory is spark.driver.memory alone (no resource manager reserves overhead).
+  task slots and its memory is driver memory + overhead (the overhead stands for the JVM's native
+  memory, which the off-heap peak counts as used), counted once.
 - Memory used is peak JVM heap + peak JVM off-heap over each lifetime, and only when every counted
-  JVM reported peaks; otherwise it is None (unknown), never an estimate.
+  JVM reported peaks; otherwise it is None (unknown), never an estimate. A zero peak counts as not
+  reported: the SHS shows zeros when no metrics sample reached it (short apps), and a live JVM
+  never has an empty heap.
 - GB means GiB (2^30 bytes), the unit Spark and YARN size memory in.
 """
 
@@ -41,12 +44,13 @@ FORMULAS: dict[str, str] = {
     "core_efficiency": "used core-hours ÷ allocated core-hours",
     "allocated_gb_hours": (
         "Σ over executors of (executor memory + overhead) × lifetime"
-        " + (driver memory + overhead) × app duration; overhead = max(384 MiB, 10% of memory)"
+        " + (driver memory + overhead) × app duration (local mode: driver only, over its lifetime);"
+        " overhead = max(384 MiB, 10% of memory)"
         " unless set; GB = 2^30 bytes"
     ),
     "used_gb_hours": (
         "Σ over executors and driver of (peak JVM heap + peak JVM off-heap) × lifetime;"
-        " unknown unless every one reported peaks"
+        " unknown unless every one reported non-zero peaks"
     ),
     "wasted_gb_hours": "max(0, allocated GB-hours − used GB-hours); unknown when used is unknown",
     "memory_efficiency": "used GB-hours ÷ allocated GB-hours",
@@ -184,7 +188,9 @@ def compute_resources(app: AppData) -> Resources:
             )
             wasted_gb_hours = 0.0
     else:
-        notes.append("memory used is unknown: not every executor reported peak JVM memory")
+        notes.append(
+            "memory used is unknown: the SHS has no peak JVM memory sample for every executor"
+        )
 
     return Resources(
         allocated_core_hours=allocated_core_hours,
@@ -262,7 +268,8 @@ def _lifetime(e: ExecutorSummary, start_ms: int, end_ms: int) -> tuple[int, int]
 
 
 def _peak_bytes(e: ExecutorSummary) -> int | None:
-    if e.peak_jvm_heap_bytes is None or e.peak_jvm_offheap_bytes is None:
+    # Zeros are what the SHS shows when no metrics sample arrived, not a measurement.
+    if not e.peak_jvm_heap_bytes or not e.peak_jvm_offheap_bytes:
         return None
     return e.peak_jvm_heap_bytes + e.peak_jvm_offheap_bytes
 
@@ -281,11 +288,12 @@ def _holders(
         if driver is None:
             return []
         add_ms, remove_ms = _lifetime(driver, start_ms, end_ms)
-        # The driver JVM is the executor; only its heap was asked for, no container overhead.
+        # The driver JVM is the executor, so it is counted once, with the task slots as cores.
         return [
             _Holder(
                 cores=max(0, driver.total_cores),
-                memory_bytes=sparkconf.driver_memory_bytes(props),
+                memory_bytes=sparkconf.driver_memory_bytes(props)
+                + sparkconf.driver_overhead_bytes(props),
                 start_ms=add_ms,
                 end_ms=remove_ms,
                 peak_bytes=_peak_bytes(driver),

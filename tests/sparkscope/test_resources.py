@@ -178,7 +178,14 @@ DRIVER_ONLY = app((driver(),), duration_ms=10 * MIN)
             4,
             id="dynamic",
         ),
-        pytest.param(LOCAL, 2 * (HOUR - 500) / HOUR, 1.0, (HOUR - 500) / HOUR, 1, id="local"),
+        pytest.param(
+            LOCAL,
+            2 * (HOUR - 500) / HOUR,
+            1.0,
+            DEFAULT_CONTAINER_GB * (HOUR - 500) / HOUR,
+            1,
+            id="local",
+        ),
         pytest.param(DRIVER_ONLY, 1 / 6, 0.0, DEFAULT_CONTAINER_GB / 6, 0, id="driver-only"),
     ],
 )
@@ -209,7 +216,7 @@ def test_static_efficiency_cpu_and_memory_used() -> None:
     assert r.notes == ()
 
 
-def test_local_mode_counts_the_driver_once_without_overhead() -> None:
+def test_local_mode_counts_the_driver_once() -> None:
     r = compute_resources(LOCAL)
     assert r.local_mode
     assert r.used_gb_hours == pytest.approx(0.625 * (HOUR - 500) / HOUR)
@@ -238,6 +245,11 @@ def test_local_mode_is_recognised_without_master_when_the_driver_ran_tasks() -> 
             (driver(), executor("1", **peaks()), executor("2", **peaks())), id="driver-missing"
         ),
         pytest.param((executor("1", **peaks()),), id="no-driver-entry"),
+        # The SHS reports all-zero peaks when no metrics sample arrived.
+        pytest.param(
+            (driver(**peaks()), executor("1", **peaks()), executor("2", **peaks(0, 0))),
+            id="zero-peaks",
+        ),
     ],
 )
 def test_memory_used_is_unknown_unless_every_jvm_reported_peaks(
