@@ -6,7 +6,10 @@ from flask import Flask
 
 
 def register_blueprints(app: Flask) -> None:
-    """Register every blueprint on ``app``."""
-    from sparkscope.views import dashboard
+    """Register every blueprint and the Jinja filters on ``app``."""
+    from sparkscope.views import api, compare, dashboard, detail, help, history, search
+    from sparkscope.views.filters import register_filters
 
-    app.register_blueprint(dashboard.bp)
+    register_filters(app)
+    for module in (dashboard, search, detail, compare, history, help, api):
+        app.register_blueprint(module.bp)

@@ -1,12 +1,13 @@
-"""Dashboard: what is stored and how it went."""
+"""Dashboard: what is stored, how it went, and what wasted the most."""
 
 from __future__ import annotations
 
-from flask import Blueprint, render_template
-from sqlalchemy import func, select
+from flask import Blueprint, render_template, request
 
 from sparkscope.app import get_session
-from sparkscope.models import Application
+from sparkscope.db import now_ms
+from sparkscope.queries import dashboard
+from sparkscope.views.params import parse_int
 
 bp = Blueprint("dashboard", __name__)
 
@@ -14,5 +15,6 @@ bp = Blueprint("dashboard", __name__)
 @bp.route("/")
 def index() -> str:
     """The landing page."""
-    count = get_session().scalar(select(func.count()).select_from(Application)) or 0
-    return render_template("dashboard/index.html", app_count=count)
+    days = parse_int(request.args, "days", 7, 1, 3650)
+    data = dashboard(get_session(), now_ms(), days=days)
+    return render_template("dashboard/index.html", d=data, app_count=data.totals["applications"])

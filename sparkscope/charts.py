@@ -1,0 +1,98 @@
+"""Plain data -> Plotly figures (as JSON-able dicts). No database, no Flask."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import plotly.graph_objects as go
+
+SEVERITY_COLORS = {
+    "none": "#2e7d32",
+    "low": "#7cb342",
+    "moderate": "#f9a825",
+    "severe": "#ef6c00",
+    "critical": "#c62828",
+    "unknown": "#90a4ae",
+}
+
+# Plot in a unit people read at a glance; the hover text carries the exact formatted value.
+_SCALE = {
+    "ms": (60_000.0, "minutes"),
+    "bytes": (1024.0**3, "GiB"),
+    "hours": (1.0, "core-hours"),
+    "count": (1.0, ""),
+}
+
+
+@dataclass(frozen=True)
+class RunPoint:
+    """One run on the history chart; `url` opens it when the point is clicked."""
+
+    url: str
+    app_id: str
+    start_ms: int
+    start_iso: str
+    duration_text: str
+    severity: str
+    value: float | None
+    value_text: str
+
+
+def _plotly_date(epoch_ms: int) -> str:
+    # Plotly.js parses "YYYY-MM-DD HH:MM:SS.fff" as a date but not an ISO string ending in "Z".
+    stamp = dt.datetime.fromtimestamp(epoch_ms / 1000, tz=dt.UTC)
+    return stamp.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+
+
+def history_figure(points: Sequence[RunPoint], metric_label: str, unit: str) -> dict[str, Any]:
+    """A scatter+line of one metric over time, one trace per severity, clickable via customdata."""
+    scale, unit_label = _SCALE.get(unit, (1.0, ""))
+    fig = go.Figure()
+    # A faint line through every run keeps the trend visible across the per-severity traces.
+    fig.add_trace(
+        go.Scatter(
+            x=[_plotly_date(p.start_ms) for p in points],
+            y=[None if p.value is None else p.value / scale for p in points],
+            mode="lines",
+            line={"color": "#b0bec5", "width": 1},
+            hoverinfo="skip",
+            showlegend=False,
+        )
+    )
+    for severity, color in SEVERITY_COLORS.items():
+        chosen = [p for p in points if p.severity == severity]
+        if not chosen:
+            continue
+        fig.add_trace(
+            go.Scatter(
+                x=[_plotly_date(p.start_ms) for p in chosen],
+                y=[None if p.value is None else p.value / scale for p in chosen],
+                mode="markers",
+                name=severity,
+                marker={"color": color, "size": 9, "line": {"color": "#fff", "width": 1}},
+                customdata=[
+                    [p.url, p.app_id, p.start_iso, p.duration_text, p.severity, p.value_text]
+                    for p in chosen
+                ],
+                hovertemplate=(
+                    "<b>%{customdata[1]}</b><br>start %{customdata[2]}<br>"
+                    "duration %{customdata[3]}<br>severity %{customdata[4]}<br>"
+                    f"{metric_label}: %{{customdata[5]}}<extra></extra>"
+                ),
+            )
+        )
+    title = f"{metric_label} ({unit_label})" if unit_label else metric_label
+    fig.update_layout(
+        margin={"l": 60, "r": 20, "t": 30, "b": 50},
+        height=420,
+        xaxis={"title": {"text": "start (UTC)"}, "type": "date"},
+        yaxis={"title": {"text": title}, "rangemode": "tozero"},
+        legend={"title": {"text": "worst severity"}},
+        hovermode="closest",
+        template="plotly_white",
+    )
+    figure: dict[str, Any] = fig.to_plotly_json()
+    return figure

@@ -1,0 +1,75 @@
+"""Helpers shared by the blueprints: the heuristics in force, app lookup and links."""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn
+
+from flask import abort, current_app, jsonify, make_response, render_template, url_for
+
+from heuristics import Registry
+from sparkscope.app import get_session, heuristics_state, wants_json
+from sparkscope.models import Application
+from sparkscope.queries import AmbiguousAppError, NotFoundError, find_app
+
+
+def registry() -> tuple[Registry, str | None]:
+    """The heuristics registry in force and the config error to show as a banner, if any."""
+    return heuristics_state().current()
+
+
+def redaction_regex() -> str:
+    """The secret-key pattern from the fetcher config, reused to mask values on display."""
+    regex: str = current_app.config["SPARKSCOPE"].fetcher.redaction_regex
+    return regex
+
+
+def prices() -> tuple[float | None, float | None]:
+    """Configured prices per core-hour and per GB-hour (None when unset)."""
+    cfg = current_app.config["SPARKSCOPE"].prices
+    return (cfg.core_hour, cfg.gb_hour)
+
+
+def currency() -> str:
+    """Currency of the configured prices."""
+    name: str = current_app.config["SPARKSCOPE"].prices.currency
+    return name
+
+
+def app_link(app_id: str, server: str | None, attempt_id: str = "") -> str:
+    """URL of an application's page (server and attempt pinned so the link never goes stale)."""
+    args: dict[str, Any] = {"app_id": app_id}
+    if server:
+        args["server"] = server
+    if attempt_id:
+        args["attempt"] = attempt_id
+    return url_for("detail.app_page", **args)
+
+
+def _ambiguous(exc: AmbiguousAppError, param: str) -> NoReturn:
+    if wants_json():
+        resp = jsonify(
+            error="Conflict",
+            message=f"{exc}; add ?{param}=<server name>",
+            servers=exc.servers,
+            status=409,
+        )
+    else:
+        resp = make_response(
+            render_template(
+                "choose_server.html", app_id=exc.app_id, servers=exc.servers, param=param
+            )
+        )
+    resp.status_code = 409
+    abort(resp)
+
+
+def lookup(
+    app_id: str, server: str | None, attempt: str | None = None, server_param: str = "server"
+) -> Application:
+    """The application or an HTTP error: 404 unknown, 409 (with a server chooser) ambiguous."""
+    try:
+        return find_app(get_session(), app_id, server, attempt)
+    except NotFoundError as exc:
+        abort(404, description=str(exc))
+    except AmbiguousAppError as exc:
+        _ambiguous(exc, server_param)

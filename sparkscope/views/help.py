@@ -1,0 +1,27 @@
+"""Help pages: one per heuristic, with its current thresholds."""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, render_template
+
+from sparkscope.views.common import registry
+
+bp = Blueprint("help", __name__)
+
+
+@bp.route("/help")
+@bp.route("/help/")
+def index() -> str:
+    """Every heuristic with its one-line title."""
+    reg, config_error = registry()
+    return render_template("help/index.html", items=reg.describe(), config_error=config_error)
+
+
+@bp.route("/help/<heuristic>")
+def heuristic_page(heuristic: str) -> str:
+    """What the heuristic measures, why it matters, how to fix it, and its thresholds now."""
+    reg, config_error = registry()
+    for item in reg.describe():
+        if item["name"] == heuristic:
+            return render_template("help/heuristic.html", h=item, config_error=config_error)
+    abort(404, description=f"no heuristic named {heuristic!r}")

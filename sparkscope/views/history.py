@@ -1,0 +1,56 @@
+"""History of a recurring application: one metric over every run with the same name."""
+
+from __future__ import annotations
+
+from flask import Blueprint, render_template, request
+
+from sparkscope.app import get_session
+from sparkscope.charts import RunPoint, history_figure
+from sparkscope.queries import HISTORY_METRICS, HistoryPoint, app_names, history, severity_name
+from sparkscope.views.common import app_link
+from sparkscope.views.filters import fmt_duration_ms, fmt_metric, fmt_time_ms
+from sparkscope.views.params import parse_choice, text
+
+bp = Blueprint("history", __name__)
+
+
+def run_points(points: list[HistoryPoint], metric: str) -> list[RunPoint]:
+    """History rows -> chart points with links and display text."""
+    m = HISTORY_METRICS[metric]
+    return [
+        RunPoint(
+            url=app_link(p.app_id, p.server, p.attempt_id),
+            app_id=p.app_id,
+            start_ms=p.start_time_ms,
+            start_iso=fmt_time_ms(p.start_time_ms),
+            duration_text=fmt_duration_ms(p.duration_ms),
+            severity=severity_name(p.worst_severity),
+            value=p.value,
+            value_text=fmt_metric(p.value, m),
+        )
+        for p in points
+    ]
+
+
+@bp.route("/history")
+def history_page() -> str:
+    """Name chooser with suggestions, the chart, and the runs as a table."""
+    name = text(request.args, "name")
+    server = text(request.args, "server", 200)
+    metric = parse_choice(request.args, "metric", tuple(HISTORY_METRICS), "duration")
+    session = get_session()
+    points = history(session, name, metric, server) if name else []
+    figure = None
+    if points:
+        m = HISTORY_METRICS[metric]
+        figure = history_figure(run_points(points, metric), m.label, m.unit)
+    return render_template(
+        "history/index.html",
+        name=name or "",
+        server=server or "",
+        metric=metric,
+        metrics=HISTORY_METRICS,
+        points=points,
+        figure=figure,
+        names=app_names(session),
+    )

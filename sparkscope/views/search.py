@@ -1,0 +1,34 @@
+"""Search: filters in the URL, 50 results a page."""
+
+from __future__ import annotations
+
+from flask import Blueprint, current_app, render_template, request
+
+from sparkscope.app import get_session
+from sparkscope.db import now_ms
+from sparkscope.queries import search_apps
+from sparkscope.views.common import registry
+from sparkscope.views.params import SEARCH_PARAMS, SINCE_MS, parse_search
+
+bp = Blueprint("search", __name__)
+
+
+@bp.route("/search")
+def search() -> str:
+    """The search form and one page of results."""
+    reg, config_error = registry()
+    names = tuple(e.name for e in reg.entries)
+    filters = parse_search(request.args, now_ms(), names)
+    page = search_apps(get_session(), filters, current_app.config.get("PAGE_SIZE", 50))
+    # Current query minus paging and quick range, to build the paging, sort and quick-range links.
+    base_args = {k: v for k, v in request.args.items() if k in SEARCH_PARAMS and v and k != "page"}
+    return render_template(
+        "search/index.html",
+        filters=filters,
+        page=page,
+        args=request.args,
+        base_args=base_args,
+        heuristic_names=names,
+        since_options=tuple(SINCE_MS),
+        config_error=config_error,
+    )

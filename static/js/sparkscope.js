@@ -1,0 +1,51 @@
+// Sparkscope page behaviour: sortable tables and selects that submit their form.
+// Loaded as a static file because the Content-Security-Policy forbids inline scripts.
+(function () {
+  "use strict";
+
+  function cellValue(row, index, numeric) {
+    var cell = row.cells[index];
+    if (!cell) return numeric ? -Infinity : "";
+    var raw = cell.hasAttribute("data-v") ? cell.getAttribute("data-v") : cell.textContent.trim();
+    if (numeric) {
+      var n = parseFloat(raw);
+      return isNaN(n) ? -Infinity : n;
+    }
+    return raw.toLowerCase();
+  }
+
+  function sortTable(table, index, numeric, th) {
+    var body = table.tBodies[0];
+    if (!body) return;
+    var ascending = th.getAttribute("aria-sort") !== "ascending";
+    var rows = Array.prototype.slice.call(body.rows);
+    rows.sort(function (a, b) {
+      var x = cellValue(a, index, numeric), y = cellValue(b, index, numeric);
+      if (x < y) return ascending ? -1 : 1;
+      if (x > y) return ascending ? 1 : -1;
+      return 0;
+    });
+    var fragment = document.createDocumentFragment();
+    rows.forEach(function (row) { fragment.appendChild(row); });
+    body.appendChild(fragment);
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (c) { c.removeAttribute("aria-sort"); });
+    th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
+  }
+
+  document.querySelectorAll("table.sortable").forEach(function (table) {
+    if (!table.tHead) return;
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, index) {
+      th.classList.add("sortable-th");
+      th.setAttribute("title", "click to sort");
+      th.addEventListener("click", function () {
+        sortTable(table, index, th.getAttribute("data-type") === "num", th);
+      });
+    });
+  });
+
+  document.querySelectorAll("select.autosubmit").forEach(function (select) {
+    select.addEventListener("change", function () {
+      if (select.form) select.form.submit();
+    });
+  });
+})();
