@@ -1,7 +1,10 @@
 """Executor GC: the share of executor task time spent in JVM garbage collection.
 
 **What it measures.** `Σ GC time / Σ task run time` over the executors that ran tasks (in local
-mode that is the driver). Applications with little total executor time are not judged.
+mode that is the driver). The executor list's totals are used, or the stages' totals when those
+show more GC: the History Server sometimes leaves the executor totals at 0 (seen for the driver in
+local mode) while every stage reports its tasks' GC time. Applications with little total task
+time are not judged.
 
 **Why it matters.** During a full GC the executor's JVM stops; every task on it makes no
 progress. A high GC share usually means the heap is too small for the data each task holds
@@ -68,6 +71,12 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
         return no_data(NAME, "No executor metrics available", params)
     run_ms = sum(e.total_duration_ms for e in execs)
     gc_ms = sum(e.total_gc_time_ms for e in execs)
+    stage_gc_ms = sum(s.jvm_gc_time_ms for s in app.stages)
+    source = "executors"
+    if stage_gc_ms > gc_ms:
+        run_ms = sum(s.executor_run_time_ms for s in app.stages)
+        gc_ms = stage_gc_ms
+        source = "stages"
     if run_ms < max(1, params.min_total_run_time_ms):
         return no_data(
             NAME,
@@ -84,19 +93,30 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
     title = f"GC took {ratio:.1%} of executor task time ({fmt_ms(gc_ms)} of {fmt_ms(run_ms)})"
     if low_note:
         title += "; unusually low, executors may be over-provisioned"
-    details = Details(
-        ("executor", "task_time_ms", "gc_time_ms", "gc_ratio"),
-        tuple(
-            (
-                e.executor_id,
-                e.total_duration_ms,
-                e.total_gc_time_ms,
-                round2(safe_ratio(e.total_gc_time_ms, e.total_duration_ms)),
-            )
-            for e in execs
-        ),
+    rows: tuple[tuple[object, ...], ...] = tuple(
+        (
+            e.executor_id,
+            e.total_duration_ms,
+            e.total_gc_time_ms,
+            round2(safe_ratio(e.total_gc_time_ms, e.total_duration_ms)),
+        )
+        for e in execs
     )
-    impact = None
+    if source == "stages":
+        rows = tuple(
+            (
+                f"stage {s.stage_id}",
+                s.executor_run_time_ms,
+                s.jvm_gc_time_ms,
+                round2(safe_ratio(s.jvm_gc_time_ms, s.executor_run_time_ms)),
+            )
+            for s in app.stages
+            if s.jvm_gc_time_ms > 0
+        )
+    details = Details(
+        ("source", "task_time_ms", "gc_time_ms", "gc_ratio"),
+        rows,
+    )
     if not low_note:
         impact = Impact(
             wall_seconds=gc_ms / 1000 / total_task_cores(app),

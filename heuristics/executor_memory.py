@@ -1,9 +1,15 @@
 """Executor memory: peak JVM memory used against the memory configured for executors.
 
+Executors without peak metrics (missing, or reported as 0 as the SHS does when metrics were not
+polled) are left out; with none left the finding is NONE.
+
 **What it measures.** For the executors that ran tasks, the peak JVM heap plus off-heap memory
-(the History Server's `peakMemoryMetrics`) divided by the configured executor memory
-(`spark.executor.memory`, default 1g; in local mode the driver runs the tasks, so
-`spark.driver.memory`). Two findings come from the same ratio:
+(the History Server's `peakMemoryMetrics`) divided by the memory reserved per executor:
+`spark.executor.memory` (default 1g) plus `spark.executor.memoryOverhead` (default max(384 MiB,
+10%)). In local mode the driver runs the tasks, so the driver's settings are used. Heap and
+off-heap together are compared with heap setting plus overhead because off-heap memory
+(metaspace, code cache, direct buffers) lives in the overhead, not in the heap setting. Two
+findings come from the same ratio:
 
 - **near the limit** (ratio high): executors risk OutOfMemoryError or heavy GC;
 - **over-provisioned** (ratio low): the cluster reserves memory the application never uses,
@@ -36,7 +42,14 @@ from heuristics.base import (
     round2,
     task_executors,
 )
-from heuristics.sparkconf import MIB, driver_memory_bytes, executor_memory_bytes, is_local_mode
+from heuristics.sparkconf import (
+    MIB,
+    driver_memory_bytes,
+    driver_overhead_bytes,
+    executor_memory_bytes,
+    executor_overhead_bytes,
+    is_local_mode,
+)
 
 NAME = "executor_memory"
 TITLE = "Executor memory"
@@ -48,13 +61,13 @@ ROUND_TO_BYTES = 512 * MIB
 class Params:
     """Parameters of the executor memory heuristic."""
 
-    # peak (heap + off-heap) / configured memory, bad when high
+    # peak (heap + off-heap) / (memory + overhead), bad when high
     near_limit_ratio: Thresholds = field(default_factory=lambda: Thresholds(0.8, 0.9, 0.95, 1.0))
-    # peak (heap + off-heap) / configured memory, bad when low
+    # peak (heap + off-heap) / (memory + overhead), bad when low
     over_provisioned_ratio: Thresholds = field(
         default_factory=lambda: Thresholds(0.5, 0.35, 0.2, 0.1, DESCENDING)
     )
-    # over-provisioning is judged only when configured memory is at least this
+    # over-provisioning is judged only when the memory setting is at least this
     min_configured_bytes_for_waste: int = 4 * 1024 * 1024 * 1024
     # headroom multiplied onto the peak for the suggested size
     suggested_headroom: float = 1.25
@@ -67,16 +80,23 @@ def suggested_memory_bytes(peak_bytes: int, headroom: float = 1.25) -> int:
 
 def evaluate(app: AppData, params: Params) -> HeuristicResult:
     """Compare peak executor JVM memory with the configured executor memory."""
-    execs = [e for e in task_executors(app) if e.peak_jvm_heap_bytes is not None]
+    # A heap peak of 0 is what the SHS reports when no metrics were polled (often local mode).
+    execs = [e for e in task_executors(app) if e.peak_jvm_heap_bytes]
     if not execs:
         return no_data(NAME, "No peak memory metrics", params)
     local = is_local_mode(app.spark_properties) or all(e.is_driver for e in execs)
     props = app.spark_properties
-    configured = driver_memory_bytes(props) if local else executor_memory_bytes(props)
-    setting = "spark.driver.memory" if local else "spark.executor.memory"
+    if local:
+        configured = driver_memory_bytes(props)
+        reserved = configured + driver_overhead_bytes(props)
+        setting = "spark.driver.memory"
+    else:
+        configured = executor_memory_bytes(props)
+        reserved = configured + executor_overhead_bytes(props)
+        setting = "spark.executor.memory"
     peaks = [(e, (e.peak_jvm_heap_bytes or 0) + (e.peak_jvm_offheap_bytes or 0)) for e in execs]
     _, peak = max(peaks, key=lambda p: p[1])
-    ratio = peak / configured if configured else math.inf
+    ratio = peak / reserved if reserved else math.inf
     suggested = suggested_memory_bytes(peak, params.suggested_headroom)
     near = params.near_limit_ratio.severity_of(ratio)
     waste = Severity.NONE
@@ -85,7 +105,7 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
     severity = max(near, waste)
     usage = (
         f"Peak executor memory {fmt_bytes(peak)} is {ratio:.0%} of "
-        f"{setting}={fmt_bytes(configured)}"
+        f"{setting} + overhead = {fmt_bytes(reserved)}"
     )
     if near >= waste and near > Severity.NONE:
         title = f"{usage}: near the limit"
@@ -104,7 +124,7 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
             )
             for e in execs
         )
-        gib_hours = (configured - suggested) / 1024**3 * lifetime_ms / 3_600_000
+        gib_hours = (reserved - suggested) / 1024**3 * lifetime_ms / 3_600_000
         advice = (
             f"Executors use a small part of their memory. Set {setting} to about "
             f"{fmt_bytes(suggested)} or give each executor more cores."
@@ -112,7 +132,7 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
         impact = Impact(
             None,
             None,
-            f"not expressible in core-hours; idle memory = (configured − suggested) × Σ executor "
+            f"not expressible in core-hours; idle memory = (memory + overhead − suggested) × Σ executor "
             f"lifetime ≈ {gib_hours:.1f} GiB-hours",
         )
     else:
@@ -125,7 +145,7 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
             "peak_jvm_heap_bytes",
             "peak_jvm_offheap_bytes",
             "peak_total_bytes",
-            "configured_bytes",
+            "reserved_bytes",
             "ratio",
             "suggested_bytes",
         ),
@@ -135,8 +155,8 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
                 e.peak_jvm_heap_bytes,
                 e.peak_jvm_offheap_bytes,
                 p,
-                configured,
-                round2(p / configured) if configured else None,
+                reserved,
+                round2(p / reserved) if reserved else None,
                 suggested_memory_bytes(p, params.suggested_headroom),
             )
             for e, p in peaks

@@ -5,9 +5,9 @@
 - **tiny tasks**: a stage with many tasks (at least a minimum count) whose median task is very
   short. Each task costs scheduling, serialization and result handling on the driver, so
   thousands of millisecond-long tasks spend more time on overhead than on work.
-- **few long tasks**: a stage with fewer tasks than the application has task slots (cores),
-  whose median task is very long. Slots stay idle while few cores do all the work, and a
-  single failed task costs a long retry.
+- **few long tasks**: a stage with no more tasks than the application has task slots (cores),
+  whose median task is very long. The stage runs in a single wave: spare slots stay idle, the
+  work cannot be spread when more cores are added, and a single failed task costs a long retry.
 
 For each flagged stage the details suggest a partition count: the stage's total task time
 divided by a target task time, and never fewer than twice the task slots for long tasks.
@@ -49,7 +49,7 @@ ADVICE_TINY = (
     "combine small input files."
 )
 ADVICE_LONG = (
-    "Stages run fewer tasks than there are cores, and each runs long. Repartition to the "
+    "Stages run no more tasks than there are cores, and each runs long. Repartition to the "
     "suggested count or raise spark.sql.shuffle.partitions so all cores work."
 )
 
@@ -64,7 +64,7 @@ class Params:
     )
     # a stage needs at least this many tasks to be judged for tiny tasks
     min_tasks_for_tiny: int = 1000
-    # median task time of stages with fewer tasks than task slots, bad when high (ms)
+    # median task time of stages with no more tasks than task slots, bad when high (ms)
     long_median_task_ms: Thresholds = field(
         default_factory=lambda: Thresholds(
             5 * 60 * 1000, 15 * 60 * 1000, 30 * 60 * 1000, 60 * 60 * 1000
@@ -118,7 +118,7 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
             per_task = delay if delay is not None else params.assumed_task_overhead_ms
             extra_core_ms = max(0, stage.num_tasks - suggested) * per_task
             stage_wall = extra_core_ms / slots
-        elif stage.num_tasks < slots:
+        elif stage.num_tasks <= slots:
             judged += 1
             kind = "few long tasks"
             severity = params.long_median_task_ms.severity_of(med)
@@ -144,7 +144,7 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
     if worst is None or judged == 0:
         return no_data(
             NAME,
-            f"No stage with ≥ {params.min_tasks_for_tiny} tasks or fewer tasks than "
+            f"No stage with ≥ {params.min_tasks_for_tiny} tasks or at most as many tasks as "
             f"{slots} task slots",
             params,
         )

@@ -6,7 +6,7 @@ import pytest
 
 from heuristics import executor_gc
 from heuristics.base import Severity
-from tests.heuristics.builders import MIN_MS, make_app, make_driver, make_executor
+from tests.heuristics.builders import MIN_MS, make_app, make_driver, make_executor, make_stage
 
 P = executor_gc.Params()
 RUN_MS = 100 * MIN_MS
@@ -83,3 +83,18 @@ def test_small_app_is_gated() -> None:
 def test_no_executors() -> None:
     result = executor_gc.evaluate(make_app(executors=[]), P)
     assert (result.severity, result.title) == (Severity.NONE, "No executor metrics available")
+
+
+def test_stage_totals_are_used_when_executor_totals_miss_gc() -> None:
+    # the SHS can leave the local-mode driver's totalGCTime at 0 while stages report GC
+    driver = make_driver(total_duration_ms=RUN_MS, total_gc_time_ms=0, total_cores=2)
+    stages = [
+        make_stage(0, executor_run_time_ms=RUN_MS, jvm_gc_time_ms=RUN_MS // 4),
+        make_stage(1, executor_run_time_ms=RUN_MS, jvm_gc_time_ms=0),
+    ]
+    app = make_app(executors=[driver], stages=stages, props={"spark.master": "local[2]"})
+    result = executor_gc.evaluate(app, P)
+    assert result.value == pytest.approx(0.125)
+    assert result.severity == Severity.MODERATE
+    assert result.details is not None
+    assert result.details.rows == (("stage 0", RUN_MS, RUN_MS // 4, 0.25),)

@@ -20,7 +20,10 @@ def memory_app(ratio: float, offheap_share: float = 0.25) -> object:
         make_executor("1", peak_jvm_heap_bytes=peak - offheap, peak_jvm_offheap_bytes=offheap),
         make_executor("2", peak_jvm_heap_bytes=100 * MIB, peak_jvm_offheap_bytes=None),
     ]
-    return make_app(executors=execs, props={"spark.executor.memory": "10000m"})
+    return make_app(
+        executors=execs,
+        props={"spark.executor.memory": "9000m", "spark.executor.memoryOverhead": "1000m"},
+    )
 
 
 @pytest.mark.parametrize(
@@ -77,7 +80,7 @@ def test_small_configured_memory_is_not_called_wasteful() -> None:
 
 
 def test_local_mode_uses_driver_memory() -> None:
-    driver = make_driver(peak_jvm_heap_bytes=int(1.96 * GIB), peak_jvm_offheap_bytes=0)
+    driver = make_driver(peak_jvm_heap_bytes=2335 * MIB, peak_jvm_offheap_bytes=0)
     props = {
         "spark.master": "local[2]",
         "spark.driver.memory": "2g",
@@ -92,9 +95,12 @@ def test_default_executor_memory_is_1g() -> None:
     execs = [make_executor("1", peak_jvm_heap_bytes=GIB, peak_jvm_offheap_bytes=0)]
     app = make_app(executors=execs)
     app = type(app)(**{**app.__dict__, "spark_properties": {"spark.master": "yarn"}})
-    assert executor_memory.evaluate(app, P).value == pytest.approx(1.0)
+    # 1g heap + 384 MiB default overhead
+    assert executor_memory.evaluate(app, P).value == pytest.approx(1024 / 1408)
 
 
-def test_missing_peak_metrics() -> None:
-    result = executor_memory.evaluate(make_app(), P)
+@pytest.mark.parametrize("heap", [None, 0])
+def test_missing_peak_metrics(heap: int | None) -> None:
+    execs = [make_executor("1", peak_jvm_heap_bytes=heap, peak_jvm_offheap_bytes=0)]
+    result = executor_memory.evaluate(make_app(executors=execs), P)
     assert (result.severity, result.title) == (Severity.NONE, "No peak memory metrics")

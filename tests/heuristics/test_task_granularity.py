@@ -91,8 +91,14 @@ def test_few_long_tasks_suggestion_and_impact() -> None:
     assert "Repartition" in result.advice
 
 
-def test_as_many_tasks_as_slots_is_not_few() -> None:
+def test_as_many_tasks_as_slots_is_one_wave() -> None:
     result = task_granularity.evaluate(long_app(60 * MIN_MS, num_tasks=8), P)
+    assert result.severity == Severity.CRITICAL
+    assert result.impact is not None and result.impact.core_hours == 0
+
+
+def test_more_tasks_than_slots_is_not_few() -> None:
+    result = task_granularity.evaluate(long_app(60 * MIN_MS, num_tasks=9), P)
     assert result.severity == Severity.NONE
     assert result.title.startswith("No stage with")
 
