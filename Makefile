@@ -27,7 +27,8 @@ db:  ## start a local PostgreSQL (as an unprivileged user) and migrate it
 
 demo-data: setup  ## load the recorded real applications into the embedded SQLite database
 	$(PY) -m sparkscope db upgrade
-	$(PY) -m sparkscope fetch --url demo/shs --yes
+	$(PY) -m sparkscope fetch --url demo/spark-events
+	$(PY) -m sparkscope fetch --url demo/recurring-events
 
 run: demo-data  ## install, load the demo data and serve on http://$(HOST):$(PORT)
 	$(PY) -m sparkscope serve --host $(HOST) --port $(PORT)

@@ -69,6 +69,8 @@ def cli(ctx: click.Context, config_path: str | None, verbose: bool) -> None:
         level=logging.DEBUG if verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    # Alembic logs every migration step at INFO; keep cron logs to what matters.
+    logging.getLogger("alembic").setLevel(logging.DEBUG if verbose else logging.WARNING)
     ctx.obj = CliState(config_path)
 
 
@@ -172,6 +174,11 @@ def analyze(config: Config, app_ids: tuple[str, ...], force: bool) -> None:
         f"analysed {stats.analysed} applications ({stats.skipped} already current) "
         f"in {stats.seconds:.1f} s"
     )
+
+
+from fetcher.cli import register as _register_fetcher  # noqa: E402 - needs `cli` defined
+
+_register_fetcher(cli)
 
 
 def main() -> None:

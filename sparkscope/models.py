@@ -280,6 +280,9 @@ class StageTaskDistribution(Base):
     metrics: Mapped[dict[str, list[float]]] = mapped_column(
         Json, comment="metric name -> one value per quantile (flattened, snake_case, units in name)"
     )
+    executor_metrics: Mapped[dict[str, list[float]] | None] = mapped_column(
+        Json, comment="per-executor totals of this stage at the same quantiles (task time, bytes)"
+    )
 
 
 class StageExecutor(Base):

@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises:
-Create Date: 2026-11-29 19:20:05.711896
+Create Date: 2026-11-29 19:26:31.983756
 """
 
 from collections.abc import Sequence
@@ -878,6 +878,12 @@ def upgrade() -> None:
             sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), "postgresql"),
             nullable=False,
             comment="metric name -> one value per quantile (flattened, snake_case, units in name)",
+        ),
+        sa.Column(
+            "executor_metrics",
+            sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), "postgresql"),
+            nullable=True,
+            comment="per-executor totals of this stage at the same quantiles (task time, bytes)",
         ),
         sa.ForeignKeyConstraint(
             ["application_id", "stage_id", "attempt_id"],

@@ -1,0 +1,198 @@
+"""HTTP client for the Spark History Server REST API.
+
+One ``requests.Session`` per worker thread (requests documents no thread-safety contract for a
+Session), each with connection reuse, (connect, read) timeouts and urllib3 retries with exponential
+backoff and jitter on connection errors, 429 and 5xx. Failures raise typed :class:`ShsError`\\ s
+that carry the URL; nothing returns ``None``.
+
+A server URL that is a folder or ``file://`` URL is read through :class:`RecordingAdapter`'s
+counterpart :class:`fetcher.replay.DirectoryAdapter`, so recorded data goes through the same code.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
+
+from fetcher import endpoints
+from fetcher.endpoints import Params
+
+RETRY_STATUSES = (429, 500, 502, 503, 504)
+USER_AGENT = "sparkscope-fetcher/0.1"
+
+
+class ShsError(Exception):
+    """A request to the History Server failed for good."""
+
+    def __init__(self, url: str, message: str) -> None:
+        self.url = url
+        self.message = message
+        super().__init__(f"{message} ({url})")
+
+
+class ShsUnreachable(ShsError):
+    """The server did not answer: connection refused, DNS failure, timeout."""
+
+
+class ShsNotFound(ShsError):
+    """404: the application (or stage) is not on the server (any more)."""
+
+
+class ShsHttpError(ShsError):
+    """Another non-2xx answer, after retries where they apply."""
+
+    def __init__(self, url: str, status: int, message: str) -> None:
+        self.status = status
+        super().__init__(url, message)
+
+
+class ShsBadResponse(ShsError):
+    """A 200 whose body is not the JSON we expected (truncated, HTML, wrong shape)."""
+
+
+Recorder = Callable[[str, bytes], None]
+
+
+def is_local_source(url: str) -> bool:
+    """True when the server 'URL' is a folder or file:// URL of recorded responses."""
+    scheme = urlsplit(url).scheme
+    return scheme in ("", "file")
+
+
+def local_source_path(url: str) -> Path:
+    """The folder behind a file:// URL or plain path."""
+    parts = urlsplit(url)
+    return Path(parts.path if parts.scheme == "file" else url).expanduser().resolve()
+
+
+class ShsClient:
+    """Talks to one History Server; safe to share between threads."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        connect_timeout_s: float = 5.0,
+        read_timeout_s: float = 60.0,
+        retries: int = 4,
+        backoff_factor_s: float = 0.5,
+        verify: bool | str = True,
+        recorder: Recorder | None = None,
+    ) -> None:
+        self.local = is_local_source(base_url)
+        if self.local:
+            self.root = "http://recorded.invalid/api/v1"
+            self.source_dir: Path | None = local_source_path(base_url)
+        else:
+            self.root = base_url.rstrip("/") + "/api/v1"
+            self.source_dir = None
+        self.base_url = base_url
+        self.timeout = (connect_timeout_s, read_timeout_s)
+        self.retries = retries
+        self.backoff_factor_s = backoff_factor_s
+        self.verify = verify
+        self.recorder = recorder
+        self._tls = threading.local()
+        self._lock = threading.Lock()
+        self.requests = 0
+        self.bytes = 0
+
+    # -- sessions -------------------------------------------------------------------------------
+
+    def _new_session(self) -> requests.Session:
+        session = requests.Session()
+        session.headers["User-Agent"] = USER_AGENT
+        session.headers["Accept"] = "application/json"
+        session.verify = self.verify
+        if self.local:
+            from fetcher.replay import DirectoryAdapter
+
+            assert self.source_dir is not None
+            session.mount("http://recorded.invalid/", DirectoryAdapter(self.source_dir))
+            return session
+        retry = Retry(
+            total=self.retries,
+            connect=self.retries,
+            read=self.retries,
+            status=self.retries,
+            other=0,
+            backoff_factor=self.backoff_factor_s,
+            backoff_jitter=self.backoff_factor_s / 2,
+            status_forcelist=RETRY_STATUSES,
+            allowed_methods=frozenset({"GET"}),
+            respect_retry_after_header=True,
+            raise_on_status=False,
+        )
+        adapter = HTTPAdapter(max_retries=retry, pool_connections=4, pool_maxsize=4)
+        session.mount("http://", adapter)
+        session.mount("https://", adapter)
+        return session
+
+    @property
+    def session(self) -> requests.Session:
+        """This thread's session."""
+        s = getattr(self._tls, "session", None)
+        if s is None:
+            s = self._new_session()
+            self._tls.session = s
+        return s
+
+    def close(self) -> None:
+        """Close this thread's session."""
+        s = getattr(self._tls, "session", None)
+        if s is not None:
+            s.close()
+            self._tls.session = None
+
+    # -- requests -------------------------------------------------------------------------------
+
+    def url_for(self, path: str) -> str:
+        """Absolute URL of an API path."""
+        return f"{self.root}/{path}"
+
+    def get_json(self, request: tuple[str, Params]) -> Any:
+        """GET an API path and decode its JSON body; raise ShsError on any failure."""
+        path, params = request
+        url = self.url_for(path)
+        try:
+            resp = self.session.get(url, params=params, timeout=self.timeout)
+        except requests.exceptions.RetryError as exc:
+            raise ShsHttpError(url, 0, f"gave up after {self.retries} retries: {exc}") from None
+        except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
+            raise ShsUnreachable(url, f"server unreachable: {type(exc).__name__}") from None
+        except requests.exceptions.RequestException as exc:
+            raise ShsError(url, f"request failed: {exc}") from None
+        body = resp.content
+        with self._lock:
+            self.requests += 1 + _retries_used(resp)
+            self.bytes += len(body)
+        full_url = resp.url or url
+        if resp.status_code == 404:
+            text = body[:200].decode("utf-8", "replace").strip()
+            raise ShsNotFound(full_url, f"not found: {text or '404'}")
+        if resp.status_code != 200:
+            raise ShsHttpError(full_url, resp.status_code, f"HTTP {resp.status_code}")
+        try:
+            data = json.loads(body)
+        except ValueError as exc:
+            raise ShsBadResponse(
+                full_url, f"invalid JSON ({len(body)} bytes): {exc.args[0][:80]}"
+            ) from None
+        if self.recorder is not None:
+            self.recorder(endpoints.request_key(path, params), body)
+        return data
+
+
+def _retries_used(resp: requests.Response) -> int:
+    raw = getattr(resp, "raw", None)
+    retries = getattr(raw, "retries", None)
+    history = getattr(retries, "history", None)
+    return len(history) if history else 0
