@@ -132,8 +132,8 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
         impact = Impact(
             None,
             None,
-            f"not expressible in core-hours; idle memory = (memory + overhead − suggested) × Σ executor "
-            f"lifetime ≈ {gib_hours:.1f} GiB-hours",
+            "not expressible in core-hours; idle memory = (memory + overhead − suggested) × "
+            f"Σ executor lifetime ≈ {gib_hours:.1f} GiB-hours",
         )
     else:
         title = usage
