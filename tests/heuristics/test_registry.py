@@ -144,3 +144,82 @@ def test_describe_has_docs_and_params() -> None:
     assert skew["params"]["min_max_task_ms"] == 1  # type: ignore[index]
     for d in described:
         assert len(str(d["doc"])) > 200, d["name"]
+
+
+def _kitchen_sink_app() -> object:
+    from tests.heuristics.builders import (
+        GIB,
+        MIN_MS,
+        curve,
+        make_distribution,
+        make_driver,
+        make_executor,
+        make_job,
+        make_stage,
+        make_task,
+    )
+
+    dist = make_distribution(
+        {
+            "executor_run_time_ms": curve(MIN_MS, 2 * MIN_MS, 40 * MIN_MS),
+            "input_bytes": curve(0, GIB, 30 * GIB),
+        },
+        scheduler_delay_ms=5,
+    )
+    stages = [
+        make_stage(
+            0,
+            distribution=dist,
+            memory_bytes_spilled=4 * GIB,
+            disk_bytes_spilled=GIB,
+            input_bytes=GIB,
+            shuffle_read_bytes=GIB,
+            shuffle_fetch_wait_ms=50 * MIN_MS,
+            jvm_gc_time_ms=60 * MIN_MS,
+        ),
+        make_stage(1, status="FAILED", failure_reason="FetchFailed", num_failed_tasks=40),
+        make_stage(1, attempt_id=1),
+        make_stage(2, num_tasks=5000, distribution=make_distribution(executor_run_time_ms=20)),
+    ]
+    executors = [
+        make_driver(total_gc_time_ms=30 * MIN_MS),
+        make_executor(
+            "1",
+            total_gc_time_ms=20 * MIN_MS,
+            peak_jvm_heap_bytes=7 * GIB,
+            peak_jvm_offheap_bytes=GIB,
+        ),
+        make_executor("2", total_duration_ms=600 * MIN_MS, total_input_bytes=10 * GIB),
+        make_executor("3", total_duration_ms=10 * MIN_MS),
+    ]
+    return make_app(
+        executors=executors,
+        stages=stages,
+        jobs=[make_job(0, status="FAILED"), make_job(1)],
+        tasks=[
+            make_task(1, status="FAILED", error_message="Container killed by YARN"),
+            make_task(2, memory_bytes_spilled=GIB),
+        ],
+        props={
+            "spark.serializer": "org.apache.spark.serializer.JavaSerializer",
+            "spark.dynamicAllocation.enabled": "true",
+        },
+    )
+
+
+def test_every_heuristic_fires_on_a_bad_app_and_results_store_as_json() -> None:
+    import json
+
+    results = build_registry({}).run(_kitchen_sink_app())  # type: ignore[arg-type]
+    by_name = {r.name: r for r in results}
+    assert set(by_name) == {m.NAME for m in BUILTIN_MODULES}
+    for result in results:
+        assert not result.title.startswith("internal error"), result.title
+        assert result.severity > Severity.NONE, result.name
+        assert result.impact is not None and result.impact.formula
+        stored = json.loads(json.dumps(result.to_dict(), allow_nan=False))
+        assert HeuristicResult.from_dict(stored).to_dict() == stored
+        if result.severity <= Severity.LOW:
+            assert result.advice == ""
+        else:
+            assert result.advice
