@@ -65,7 +65,7 @@ BUILTIN_MODULES: tuple[ModuleType, ...] = (
 )
 
 # Bump when a heuristic's logic changes, so cached results keyed by the fingerprint are redone.
-ENGINE_VERSION = 1
+ENGINE_VERSION = 2
 
 
 @dataclass(frozen=True)

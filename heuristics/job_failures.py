@@ -1,7 +1,9 @@
 """Job failures: Spark jobs of the application that failed.
 
-**What it measures.** The share of jobs whose status is FAILED. Any failed job is at least a LOW
-note; the severity rises with the share of failed jobs.
+**What it measures.** The share of jobs whose status is FAILED; the severity rises with that
+share. Any failed job is at least MODERATE: its action's result is missing, whatever the share.
+When the application's last job failed, the application most likely ended with that error (the
+SHS still lists it as completed), so the finding is at least SEVERE.
 
 **Why it matters.** A failed job means an action (a write, a `collect()`, a `count()`) did not
 produce its result; its work was wasted, and the application either failed or silently carried
@@ -52,9 +54,14 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
     failed = [j for j in app.jobs if j.status.upper() == "FAILED"]
     rate = len(failed) / len(app.jobs)
     severity = params.failed_job_rate.severity_of(rate)
+    last = max(app.jobs, key=lambda j: (j.submission_time_ms or 0, j.job_id))
     if failed:
-        severity = max(severity, Severity.LOW)
+        severity = max(severity, Severity.MODERATE)
+    if last.status.upper() == "FAILED":
+        severity = max(severity, Severity.SEVERE)
     title = f"{len(failed)} of {len(app.jobs)} jobs failed ({rate:.0%})"
+    if last.status.upper() == "FAILED":
+        title += f"; the last job ({last.job_id}) failed, so the application probably did too"
     failed_stage_ids = {sid for j in failed for sid in j.stage_ids}
     rows = []
     wall_ms = 0

@@ -1,4 +1,4 @@
-"""job_failures: share of failed jobs; any failed job is at least LOW."""
+"""job_failures: share of failed jobs; any failed job is at least MODERATE, a failed last job SEVERE."""
 
 from __future__ import annotations
 
@@ -24,9 +24,9 @@ def jobs_app(failed: int, total: int) -> object:
     ("failed", "total", "expected"),
     [
         (0, 10, Severity.NONE),
-        (1, 20, Severity.LOW),  # below the low rate, still a note
-        (1, 10, Severity.LOW),
-        (2, 10, Severity.LOW),
+        (1, 20, Severity.MODERATE),  # below the low rate, still a lost result
+        (1, 10, Severity.MODERATE),
+        (2, 10, Severity.MODERATE),
         (3, 10, Severity.MODERATE),
         (4, 10, Severity.MODERATE),
         (5, 10, Severity.CRITICAL),
@@ -52,3 +52,16 @@ def test_details_and_impact() -> None:
 def test_no_jobs() -> None:
     result = job_failures.evaluate(make_app(), P)
     assert (result.severity, result.title) == (Severity.NONE, "No jobs recorded")
+
+
+@pytest.mark.parametrize(
+    ("failed_index", "expected"), [(0, Severity.MODERATE), (9, Severity.SEVERE)]
+)
+def test_failed_last_job_means_failed_application(failed_index: int, expected: Severity) -> None:
+    jobs = [
+        make_job(i, status="FAILED" if i == failed_index else "SUCCEEDED", stage_ids=(i,))
+        for i in range(10)
+    ]
+    result = job_failures.evaluate(make_app(jobs=jobs), P)
+    assert result.severity == expected
+    assert ("the last job (9) failed" in result.title) == (failed_index == 9)
