@@ -8,7 +8,8 @@ fleet; badges of a result page come from one query for its applications.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+import threading
+from collections import OrderedDict, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -451,14 +452,23 @@ _EXECUTOR_COLUMNS = (
 )
 
 
-def stages(session: Session, application_pk: int) -> list[Any]:
-    """Stage attempts of one application (without their raw JSON)."""
-    return list(
-        session.execute(
-            select(*_STAGE_COLUMNS)
-            .where(Stage.application_id == application_pk)
-            .order_by(Stage.stage_id, Stage.attempt_id)
-        ).all()
+def stages(session: Session, application_pk: int, limit: int | None = None) -> list[Any]:
+    """Stage attempts of one application by id; with ``limit``, only the longest-running ones."""
+    query = select(*_STAGE_COLUMNS).where(Stage.application_id == application_pk)
+    if limit is not None:
+        query = query.order_by(Stage.executor_run_time_ms.desc()).limit(limit)
+    rows = list(session.execute(query).all())
+    rows.sort(key=lambda r: (r.stage_id, r.attempt_id))
+    return rows
+
+
+def stage_count(session: Session, application_pk: int) -> int:
+    """Number of stage attempts stored for one application."""
+    return (
+        session.scalar(
+            select(func.count()).select_from(Stage).where(Stage.application_id == application_pk)
+        )
+        or 0
     )
 
 
@@ -478,19 +488,39 @@ def executors(session: Session, application_pk: int) -> list[Any]:
     )
 
 
+# Stored applications are finished and only change when re-fetched, so their resource figures
+# can be kept per process; the key holds the database and the fetch time.
+_RESOURCES_CACHE: OrderedDict[tuple[str, int, int], dict[str, Any]] = OrderedDict()
+_RESOURCES_CACHE_SIZE = 256
+_RESOURCES_LOCK = threading.Lock()
+
+
 def resources(
     session: Session,
-    application_pk: int,
+    app: Application,
     core_hour_price: float | None = None,
     gb_hour_price: float | None = None,
 ) -> dict[str, Any] | None:
     """Resource accounting of one application (issue 6), with money when prices are set."""
-    data = load_app_data(session, [application_pk]).get(application_pk)
-    if data is None:
-        return None
-    computed = compute_resources(data)
-    result: dict[str, Any] = computed.to_dict()
-    result["cost"] = cost(computed, core_hour_price, gb_hour_price)
+    key = (str(session.get_bind().engine.url), app.id, app.fetched_at_ms)
+    with _RESOURCES_LOCK:
+        cached = _RESOURCES_CACHE.get(key)
+        if cached is not None:
+            _RESOURCES_CACHE.move_to_end(key)
+    if cached is None:
+        data = load_app_data(session, [app.id]).get(app.id)
+        if data is None:
+            return None
+        computed = compute_resources(data)
+        cached = computed.to_dict()
+        # Money is the same figures times the prices; keep the unpriced object in the cache.
+        cached["_object"] = computed
+        with _RESOURCES_LOCK:
+            _RESOURCES_CACHE[key] = cached
+            while len(_RESOURCES_CACHE) > _RESOURCES_CACHE_SIZE:
+                _RESOURCES_CACHE.popitem(last=False)
+    result = {k: v for k, v in cached.items() if k != "_object"}
+    result["cost"] = cost(cached["_object"], core_hour_price, gb_hour_price)
     return result
 
 
@@ -548,6 +578,7 @@ class AppDetail:
     shs_url: str | None
     resources: dict[str, Any] | None
     stages: list[Any] = field(default_factory=list)
+    stage_total: int = 0
     executors: list[Any] = field(default_factory=list)
 
 
@@ -559,6 +590,7 @@ def app_detail(
     with_tables: bool = True,
     findings_sort: str = "severity",
     prices: tuple[float | None, float | None] = (None, None),
+    stage_limit: int | None = None,
 ) -> AppDetail:
     """Load one application's page: findings under the config in force (re-scored if stale)."""
     findings = sort_findings(ensure_analyzed(session, app.id, registry), findings_sort)
@@ -573,8 +605,9 @@ def app_detail(
         key_config=key_config(env),
         previous=previous_run(session, app),
         shs_url=shs_app_url(server.url, app),
-        resources=resources(session, app.id, *prices),
-        stages=stages(session, app.id) if with_tables else [],
+        resources=resources(session, app, *prices),
+        stages=stages(session, app.id, stage_limit) if with_tables else [],
+        stage_total=stage_count(session, app.id) if with_tables else 0,
         executors=executors(session, app.id) if with_tables else [],
     )
 

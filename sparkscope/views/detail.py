@@ -11,12 +11,16 @@ from sparkscope.views.params import parse_choice, text
 
 bp = Blueprint("detail", __name__)
 
+# A few hundred rows is what a person reads; thousands of stages stay one click away (?stages=all).
+STAGE_LIMIT = 200
+
 
 @bp.route("/apps/<path:app_id>")
 def app_page(app_id: str) -> str:
     """One application, analysed with the heuristics config in force."""
     server = text(request.args, "server", 200)
     attempt = text(request.args, "attempt", 64)
+    all_stages = parse_choice(request.args, "stages", ("longest", "all"), "longest") == "all"
     findings_sort = parse_choice(request.args, "findings_sort", ("severity", "impact"), "severity")
     app = lookup(app_id, server, attempt)
     reg, config_error = registry()
@@ -27,6 +31,7 @@ def app_page(app_id: str) -> str:
         redaction_regex(),
         findings_sort=findings_sort,
         prices=prices(),
+        stage_limit=None if all_stages else STAGE_LIMIT,
     )
     return render_template(
         "detail/app.html",

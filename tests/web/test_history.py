@@ -7,7 +7,7 @@ import re
 
 from flask.testing import FlaskClient
 
-from sparkscope.charts import RunPoint, history_figure
+from sparkscope.charts import RunPoint, history_figure, validate_figure
 
 
 def figure_of(html: str) -> dict:  # type: ignore[type-arg]
@@ -78,3 +78,12 @@ def test_history_figure_is_plain_data() -> None:
     assert traces["unknown"]["y"] == [None]
     assert fig["layout"]["yaxis"]["title"]["text"] == "Duration (minutes)"
     json.dumps(fig)  # JSON-able as it is
+
+
+def test_history_figure_is_valid_plotly() -> None:
+    fig = history_figure(
+        [RunPoint("/apps/a", "a", 0, "1970-01-01T00:00:00Z", "1m", "low", 5.0, "5 B")],
+        "Input bytes",
+        "bytes",
+    )
+    validate_figure(fig)

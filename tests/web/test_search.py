@@ -82,7 +82,7 @@ def test_badges_have_severity_colour_and_title_and_panel_border(client: FlaskCli
     html = client.get("/search?app_id=app-002").get_data(as_text=True)
     assert 'class="badge sev-severe" title="Stage 2: max task 9.1x the median">stage_skew<' in html
     assert 'class="badge sev-low" title="GC took 8.5% of executor task time">executor_gc<' in html
-    assert "badge sev-none\" title=\"No spill\"" not in html
+    assert 'badge sev-none" title="No spill"' not in html
     assert 'class="panel border-red"' in html
     ok = client.get("/search?app_id=app-001").get_data(as_text=True)
     assert 'class="panel border-green"' in ok

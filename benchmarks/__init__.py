@@ -1,0 +1,1 @@
+"""Benchmarks: synthetic data generators and latency measurements (not timed tests)."""

@@ -1,0 +1,147 @@
+"""Server-side latency of the web pages on a synthetic fleet (p50 / p95 over repeated requests).
+
+    python -m benchmarks.web_bench --apps 100000 [--database-url URL] [--requests 30]
+
+Without --database-url a throwaway PostgreSQL is started with scripts/pg-start.sh in a temporary
+folder (and stopped at the end). A database that already holds a fleet of that size is reused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from urllib.parse import quote
+
+from sqlalchemy import create_engine, func, select, text
+from sqlalchemy.engine import make_url
+
+from benchmarks.fleet import BIG_APP_ID, RECURRING_NAME, generate
+from sparkscope.app import create_app
+from sparkscope.config import parse_config
+from sparkscope.models import Application
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGET_P95_MS = 150.0
+
+
+def _fleet_size(url: str) -> int | None:
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return conn.scalar(select(func.count()).select_from(Application))
+    except Exception:  # noqa: BLE001 - an empty or unmigrated database simply has no fleet
+        return None
+    finally:
+        engine.dispose()
+
+
+def _throwaway_pg(tmp: str) -> str:
+    out = subprocess.run(
+        [str(ROOT / "scripts" / "pg-start.sh"), f"{tmp}/pg", "54391"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    server_url = out.stdout.strip().splitlines()[-1]
+    name = f"sparkscope_bench_{uuid.uuid4().hex[:8]}"
+    admin = create_engine(server_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    admin.dispose()
+    return make_url(server_url).set(database=name).render_as_string(hide_password=False)
+
+
+def scenarios(compare_ids: Sequence[str]) -> list[tuple[str, str]]:
+    """(label, path) of every measured request."""
+    left, right = (list(compare_ids) + ["", ""])[:2]
+    name = quote(RECURRING_NAME)
+    return [
+        ("search, no filter", "/search"),
+        ("search, name filter", "/search?name=revenue"),
+        ("search, rare name filter", "/search?name=sessionize.events%20%2312"),
+        ("search, severity filter", "/search?severity=severe"),
+        ("search, heuristic filter", "/search?heuristic=stage_skew&severity=critical"),
+        ("search, last 7 days by duration", "/search?since=7d&sort=duration"),
+        ("api/apps, severity filter", "/api/apps?severity=critical"),
+        ("application, 2,000 stages", f"/apps/{BIG_APP_ID}"),
+        ("api/apps/<id>, 2,000 stages", f"/api/apps/{BIG_APP_ID}"),
+        ("compare", f"/compare?left={left}&right={right}"),
+        ("history, 1,000 runs", f"/history?name={name}"),
+        ("api/history, 1,000 runs", f"/api/history?name={name}"),
+        ("dashboard (7 days)", "/"),
+        ("dashboard (90 days)", "/?days=90"),
+    ]
+
+
+def measure(url: str, compare_ids: Sequence[str], requests: int) -> list[tuple[str, float, float]]:
+    """p50 and p95 in ms of each scenario through the Flask test client."""
+    app = create_app({"TESTING": False}, config=parse_config({"database_url": url}, env={}))
+    client = app.test_client()
+    results = []
+    for label, path in scenarios(compare_ids):
+        for _ in range(3):  # warm caches, the connection pool and Jinja's template cache
+            resp = client.get(path)
+            if resp.status_code != 200:
+                raise SystemExit(f"{path}: HTTP {resp.status_code}")
+        timings = []
+        for _ in range(requests):
+            started = time.perf_counter()
+            client.get(path)
+            timings.append((time.perf_counter() - started) * 1000)
+        timings.sort()
+        p95 = timings[min(len(timings) - 1, round(0.95 * (len(timings) - 1)))]
+        results.append((label, statistics.median(timings), p95))
+    app.extensions["sparkscope.engine"].dispose()
+    return results
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Generate (or reuse) a fleet and print the latency table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--apps", type=int, default=100_000)
+    parser.add_argument("--database-url")
+    parser.add_argument("--requests", type=int, default=30)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        # pg-start.sh runs PostgreSQL as an unprivileged user, who must reach the data folder.
+        Path(tmp).chmod(0o755)
+        url = args.database_url or _throwaway_pg(tmp)
+        try:
+            size = _fleet_size(url)
+            if size != args.apps:
+                if size:
+                    raise SystemExit(f"database holds {size} applications, not {args.apps}")
+                info = generate(url, args.apps)
+                print(f"generated {info['apps']} applications in {info['seconds']} s")
+            engine = create_engine(url)
+            with engine.connect() as conn:
+                compare_ids = (
+                    conn.execute(
+                        select(Application.app_id)
+                        .where(Application.name == RECURRING_NAME)
+                        .order_by(Application.start_time_ms.desc())
+                        .limit(2)
+                    )
+                    .scalars()
+                    .all()
+                )
+            engine.dispose()
+            rows = measure(url, compare_ids, args.requests)
+        finally:
+            if not args.database_url:
+                subprocess.run([str(ROOT / "scripts" / "pg-stop.sh"), f"{tmp}/pg"], check=False)
+    print(f"\n{args.apps:,} applications, {args.requests} requests each (server-side, ms)\n")
+    print(f"{'scenario':<36} {'p50':>8} {'p95':>8}  target p95 <= {TARGET_P95_MS:.0f}")
+    for label, p50, p95 in rows:
+        flag = "ok" if p95 <= TARGET_P95_MS else "SLOW"
+        print(f"{label:<36} {p50:>8.1f} {p95:>8.1f}  {flag}")
+
+
+if __name__ == "__main__":
+    main()

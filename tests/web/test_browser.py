@@ -1,0 +1,112 @@
+"""Real headless Chromium against the app under a real WSGI server: search, open an application,
+compare it with its previous run, open its history and click a point. No console errors allowed
+(a CSP violation is one)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from flask import Flask
+from werkzeug.serving import make_server
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = ROOT / "test-artifacts" / "screenshots"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="module")
+def base_url(app: Flask) -> Iterator[str]:
+    """The app served by werkzeug on a free local port, in a thread."""
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+def test_search_open_compare_history_click(browser, base_url: str) -> None:  # type: ignore[no-untyped-def]
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+
+    # Search with filters through the form.
+    page.goto(f"{base_url}/search")
+    page.fill("input[name=name]", "daily")
+    page.select_option("select[name=severity]", "low")
+    page.click("#search-submit")
+    page.wait_for_url("**/search?*")
+    assert "name=daily" in page.url and "severity=low" in page.url
+    panels = page.locator("#results article.panel")
+    assert panels.count() == 1
+    assert "border-red" in (panels.first.get_attribute("class") or "")
+    badge = page.locator("#results .badge[title]").first
+    assert "max task 9.1x" in (badge.get_attribute("title") or "")
+    page.screenshot(path=str(SHOTS / "1-search.png"), full_page=True)
+
+    # Open the application.
+    page.click("#results a.app-id")
+    page.wait_for_url("**/apps/app-002*")
+    assert page.locator("#finding-stage_skew").is_visible()
+    # Sort the stage table by run time (descending on the second click).
+    header = page.locator("#stage-table thead th", has_text="run time")
+    header.click()
+    assert header.get_attribute("aria-sort") == "ascending"
+    page.screenshot(path=str(SHOTS / "2-application.png"), full_page=True)
+
+    # Compare with the previous run.
+    page.click("#compare-previous")
+    page.wait_for_url("**/compare?*")
+    assert page.locator("#compare-metrics").is_visible()
+    assert page.locator("#compare-findings tr.one-sided").count() >= 1
+    page.screenshot(path=str(SHOTS / "3-compare.png"), full_page=True)
+
+    # History of the name; click a point and land on that run.
+    page.goto(f"{base_url}/apps/app-002?server=prod")
+    page.click("#history-link")
+    page.wait_for_selector("#history-chart[data-ready='1']")
+    point = page.locator("#history-chart .scatterlayer .trace .points path").first
+    box = point.bounding_box()
+    assert box is not None
+    page.screenshot(path=str(SHOTS / "4-history.png"), full_page=True)
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.wait_for_url("**/apps/app-00*")
+    assert "/apps/app-00" in page.url
+    page.screenshot(path=str(SHOTS / "5-clicked-run.png"), full_page=True)
+
+    # The metric selector reloads with another metric.
+    page.goto(f"{base_url}/history?name=daily_sales_etl")
+    page.select_option("#metric-select", "spill")
+    page.wait_for_url("**metric=spill*")
+    page.wait_for_selector("#history-chart[data-ready='1']")
+
+    page.goto(f"{base_url}/")
+    page.screenshot(path=str(SHOTS / "0-dashboard.png"), full_page=True)
+    page.close()
+    assert errors == []
