@@ -34,6 +34,7 @@ from sparkscope.models import (
     StageTaskDistribution,
     Task,
 )
+from sparkscope.resources import Resources, compute_resources
 
 log = logging.getLogger(__name__)
 
@@ -340,7 +341,12 @@ def load_app_data(session: Session, application_ids: Sequence[int]) -> dict[int,
 # ------------------------------------------------------------------------------------- scoring
 
 
-def _store(session: Session, scored: dict[int, list[HeuristicResult]], fingerprint: str) -> None:
+def _store(
+    session: Session,
+    scored: dict[int, list[HeuristicResult]],
+    fingerprint: str,
+    resources: dict[int, Resources],
+) -> None:
     ids = list(scored)
     session.execute(delete(AnalysisResult).where(AnalysisResult.application_id.in_(ids)))
     at = now_ms()
@@ -365,12 +371,15 @@ def _store(session: Session, scored: dict[int, list[HeuristicResult]], fingerpri
     if rows:
         session.execute(AnalysisResult.__table__.insert(), rows)
     for app_pk, results in scored.items():
+        res = resources.get(app_pk)
         session.execute(
             update(Application)
             .where(Application.id == app_pk)
             .values(
                 worst_severity=int(hb.app_severity(results)),
                 analysis_fingerprint=fingerprint,
+                allocated_core_hours=res.allocated_core_hours if res else None,
+                wasted_core_hours=res.wasted_core_hours if res else None,
             )
         )
 
@@ -381,8 +390,9 @@ def analyze_apps(
     """Score the given applications and replace their findings (the caller commits)."""
     data = load_app_data(session, application_ids)
     scored = {pk: registry.run(app) for pk, app in data.items()}
+    resources = {pk: compute_resources(app) for pk, app in data.items()}
     if scored:
-        _store(session, scored, registry.fingerprint)
+        _store(session, scored, registry.fingerprint, resources)
     return scored
 
 
