@@ -116,6 +116,7 @@ class ShsClient:
             from fetcher.replay import DirectoryAdapter
 
             assert self.source_dir is not None
+            session.trust_env = False  # no proxies or netrc for a folder
             session.mount("http://recorded.invalid/", DirectoryAdapter(self.source_dir))
             return session
         retry = Retry(

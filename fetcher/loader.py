@@ -53,21 +53,23 @@ def load_application(session: Session, server_id: int, bundle: AppBundle) -> int
     # Findings are derived from the old rows: clear them so analysis re-scores this app.
     update["worst_severity"] = None
     update["analysis_fingerprint"] = None
-    stmt = _insert(session, Application).values(**row)
-    stmt = stmt.on_conflict_do_update(
-        index_elements=["server_id", "app_id", "attempt_id"], set_=update
-    )
-    session.execute(stmt)
-    app_pk = session.scalar(
+    existing = session.scalar(
         select(Application.id).where(
             Application.server_id == server_id,
             Application.app_id == row["app_id"],
             Application.attempt_id == row["attempt_id"],
         )
     )
+    stmt = _insert(session, Application).values(**row)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=["server_id", "app_id", "attempt_id"], set_=update
+    ).returning(Application.id)
+    app_pk = session.scalar(stmt)
     assert app_pk is not None
-    for table in APP_CHILD_TABLES:
-        session.execute(delete(table).where(table.application_id == app_pk))
+    if existing is not None:
+        # A re-fetch replaces the application: its old rows go, in the same transaction.
+        for table in APP_CHILD_TABLES:
+            session.execute(delete(table).where(table.application_id == app_pk))
     _bulk(session, EnvironmentProperty, app_pk, bundle.environment)
     _bulk(session, Executor, app_pk, bundle.executors)
     _bulk(session, Job, app_pk, bundle.jobs)

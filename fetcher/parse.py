@@ -218,11 +218,15 @@ def redact_properties(rows: list[dict[str, Any]], pattern: re.Pattern[str]) -> l
     return out
 
 
-def parse_environment(data: Any, redaction: re.Pattern[str]) -> list[dict[str, Any]]:
+def parse_environment(
+    data: Any, redaction: re.Pattern[str], hadoop: bool = False
+) -> list[dict[str, Any]]:
     """``/environment`` -> property rows (section, name, value), secrets redacted."""
     data = _need_dict(data, "environment")
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     for key, section in _ENV_SECTIONS.items():
+        if section == "hadoop" and not hadoop:
+            continue
         for pair in data.get(key) or []:
             if not isinstance(pair, list | tuple) or len(pair) < 2 or not isinstance(pair[0], str):
                 continue
@@ -311,8 +315,11 @@ def flatten_distribution(
     out: dict[str, list[float]] = {}
     for shs_name, ours in names.items():
         values = _dig(data, shs_name)
-        if isinstance(values, list) and all(isinstance(v, int | float) for v in values):
-            out[ours] = [float(v) for v in values]
+        if isinstance(values, list):
+            try:
+                out[ours] = [float(v) for v in values]
+            except (TypeError, ValueError):
+                continue  # not a numeric series: a field we do not know
     return out
 
 

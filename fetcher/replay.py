@@ -127,6 +127,8 @@ class DirectoryAdapter(BaseAdapter):
             return self._respond(request, 404, f"no recording in {self.root}".encode())
         if path == "applications":
             return self._listing(request, params)
+        if path.startswith("applications/") and path.count("/") == 1:
+            return self._one_app(request, unquote(path.split("/", 1)[1]))
         rel = self.requests_index.get(endpoints.request_key(path, params))
         if rel is None:
             return self._respond(request, 404, f"not recorded: {path}".encode())
@@ -154,6 +156,14 @@ class DirectoryAdapter(BaseAdapter):
         if limit is not None:
             apps = apps[: int(limit)]
         return self._respond(request, 200, json.dumps(apps).encode())
+
+    def _one_app(self, request: requests.PreparedRequest, app_id: str) -> requests.Response:
+        rel = self.requests_index.get(LISTING_KEY)
+        apps = json.loads((self.root / rel).read_bytes()) if rel else []
+        for app in apps:
+            if app.get("id") == app_id:
+                return self._respond(request, 200, json.dumps(app).encode())
+        return self._respond(request, 404, f"unknown app: {app_id}".encode())
 
     def close(self) -> None:
         """Nothing to release."""

@@ -78,6 +78,7 @@ class FetcherConfig:
     max_app_failures: int = 5
     listing_page_size: int = 500
     redaction_regex: str = DEFAULT_REDACTION_REGEX
+    store_hadoop_properties: bool = False
 
 
 @dataclass(frozen=True)
@@ -283,6 +284,7 @@ _SECTIONS: dict[str, dict[str, Callable[[Any], Any]]] = {
         "max_app_failures": _pos_int,
         "listing_page_size": _pos_int,
         "redaction_regex": _regex,
+        "store_hadoop_properties": _bool,
     },
     "web": {"secret_key": _opt_str, "host": _str, "port": _pos_int, "page_size": _pos_int},
     "prices": {"currency": _str, "core_hour": _opt_float, "gb_hour": _opt_float},
