@@ -57,34 +57,39 @@ def _throwaway_pg(tmp: str) -> str:
     return make_url(server_url).set(database=name).render_as_string(hide_password=False)
 
 
-def scenarios(compare_ids: Sequence[str]) -> list[tuple[str, str]]:
-    """(label, path) of every measured request."""
+def scenarios(compare_ids: Sequence[str]) -> list[tuple[str, str, bool]]:
+    """(label, path, with the per-process caches) of every measured request."""
     left, right = (list(compare_ids) + ["", ""])[:2]
     name = quote(RECURRING_NAME)
     return [
-        ("search, no filter", "/search"),
-        ("search, name filter", "/search?name=revenue"),
-        ("search, rare name filter", "/search?name=sessionize.events%20%2312"),
-        ("search, severity filter", "/search?severity=severe"),
-        ("search, heuristic filter", "/search?heuristic=stage_skew&severity=critical"),
-        ("search, last 7 days by duration", "/search?since=7d&sort=duration"),
-        ("api/apps, severity filter", "/api/apps?severity=critical"),
-        ("application, 2,000 stages", f"/apps/{BIG_APP_ID}"),
-        ("api/apps/<id>, 2,000 stages", f"/api/apps/{BIG_APP_ID}"),
-        ("compare", f"/compare?left={left}&right={right}"),
-        ("history, 1,000 runs", f"/history?name={name}"),
-        ("api/history, 1,000 runs", f"/api/history?name={name}"),
-        ("dashboard (7 days)", "/"),
-        ("dashboard (90 days)", "/?days=90"),
+        ("search, no filter", "/search", False),
+        ("search, name filter", "/search?name=revenue", False),
+        ("search, rare name filter", "/search?name=sessionize.events%20%2312", False),
+        ("search, severity filter", "/search?severity=severe", False),
+        ("search, heuristic filter", "/search?heuristic=stage_skew&severity=critical", False),
+        ("search, last 7 days by duration", "/search?since=7d&sort=duration", False),
+        ("api/apps, severity filter", "/api/apps?severity=critical", False),
+        ("application, 2,000 stages", f"/apps/{BIG_APP_ID}", False),
+        ("application, 2,000 stages, all", f"/apps/{BIG_APP_ID}?stages=all", False),
+        ("api/apps/<id>, 2,000 stages", f"/api/apps/{BIG_APP_ID}", False),
+        ("compare", f"/compare?left={left}&right={right}", False),
+        ("history, 1,000 runs", f"/history?name={name}", False),
+        ("history, 1,000 runs (cached names)", f"/history?name={name}", True),
+        ("api/history, 1,000 runs", f"/api/history?name={name}", False),
+        ("dashboard, 7 days", "/", False),
+        ("dashboard, 90 days", "/?days=90", False),
+        ("dashboard, 7 days (cached 60 s)", "/", True),
     ]
 
 
 def measure(url: str, compare_ids: Sequence[str], requests: int) -> list[tuple[str, float, float]]:
     """p50 and p95 in ms of each scenario through the Flask test client."""
-    app = create_app({"TESTING": False}, config=parse_config({"database_url": url}, env={}))
-    client = app.test_client()
+    config = parse_config({"database_url": url}, env={})
+    uncached = {"DASHBOARD_CACHE_SECONDS": 0, "NAMES_CACHE_SECONDS": 0}
+    apps = {False: create_app(uncached, config=config), True: create_app({}, config=config)}
     results = []
-    for label, path in scenarios(compare_ids):
+    for label, path, with_cache in scenarios(compare_ids):
+        client = apps[with_cache].test_client()
         for _ in range(3):  # warm caches, the connection pool and Jinja's template cache
             resp = client.get(path)
             if resp.status_code != 200:
@@ -97,7 +102,8 @@ def measure(url: str, compare_ids: Sequence[str], requests: int) -> list[tuple[s
         timings.sort()
         p95 = timings[min(len(timings) - 1, round(0.95 * (len(timings) - 1)))]
         results.append((label, statistics.median(timings), p95))
-    app.extensions["sparkscope.engine"].dispose()
+    for app in apps.values():
+        app.extensions["sparkscope.engine"].dispose()
     return results
 
 

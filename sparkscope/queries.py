@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections import OrderedDict, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
-from sqlalchemy import ColumnElement, and_, exists, func, select
+from sqlalchemy import ColumnElement, and_, exists, func, select, text
 from sqlalchemy.orm import Session
 
 from heuristics import Registry
@@ -29,12 +30,43 @@ from sparkscope.models import (
     HistoryServer,
     Stage,
 )
-from sparkscope.resources import compute_resources, cost
+from sparkscope.resources import Resources, compute_resources, cost
+
+T = TypeVar("T")
 
 SEVERITY_NAMES: tuple[str, ...] = tuple(s.name.lower() for s in Severity)
 PAGE_SIZE = 50
+#: Search counts matches up to this many; beyond it the page says "10,000+".
+COUNT_CAP = 10_000
 MAX_PAGE = 100_000
 REDACTED = "*********(redacted)"
+
+
+_TTL_CACHE: dict[tuple[Any, ...], tuple[float, Any]] = {}
+_TTL_LOCK = threading.Lock()
+
+
+def cached(key: tuple[Any, ...], ttl_s: float, compute: Callable[[], T]) -> T:
+    """``compute()``, reused for ``ttl_s`` seconds per key in this process (0 disables)."""
+    if ttl_s <= 0:
+        return compute()
+    now = time.monotonic()
+    with _TTL_LOCK:
+        hit = _TTL_CACHE.get(key)
+    if hit is not None and now - hit[0] < ttl_s:
+        value: T = hit[1]
+        return value
+    value = compute()
+    with _TTL_LOCK:
+        if len(_TTL_CACHE) > 512:
+            _TTL_CACHE.clear()
+        _TTL_CACHE[key] = (now, value)
+    return value
+
+
+def db_key(session: Session) -> str:
+    """Identity of the session's database, for per-process caches."""
+    return str(session.get_bind().engine.url)
 
 
 def severity_name(level: int | None) -> str:
@@ -193,6 +225,7 @@ class SearchPage:
     page: int
     per_page: int
     rows: list[AppRow]
+    total_exact: bool = True
 
     @property
     def pages(self) -> int:
@@ -318,10 +351,13 @@ def search_apps(session: Session, filters: SearchFilters, per_page: int = PAGE_S
         .offset((filters.page - 1) * per_page)
     )
     rows = session.execute(query).all()
-    total = session.scalar(select(func.count()).select_from(Application).where(*conds)) or 0
+    # Counting stops at COUNT_CAP matches: an exact count of a broad filter costs a full scan.
+    bounded = select(Application.id).where(*conds).limit(COUNT_CAP + 1).subquery()
+    counted = session.scalar(select(func.count()).select_from(bounded)) or 0
     badges = badges_for(session, [r.id for r in rows])
     return SearchPage(
-        total=total,
+        total=min(counted, COUNT_CAP),
+        total_exact=counted <= COUNT_CAP,
         page=filters.page,
         per_page=per_page,
         rows=[_row(r, badges.get(r.id, [])) for r in rows],
@@ -344,7 +380,7 @@ def find_app(
         query = query.where(HistoryServer.name == server)
     if attempt is not None:
         query = query.where(Application.attempt_id == attempt)
-    rows = session.execute(query).all()
+    rows = list(session.execute(query).all())
     if not rows:
         where = f" on server {server!r}" if server is not None else ""
         raise NotFoundError(f"no application {app_id!r}{where}")
@@ -490,7 +526,9 @@ def executors(session: Session, application_pk: int) -> list[Any]:
 
 # Stored applications are finished and only change when re-fetched, so their resource figures
 # can be kept per process; the key holds the database and the fetch time.
-_RESOURCES_CACHE: OrderedDict[tuple[str, int, int], dict[str, Any]] = OrderedDict()
+_RESOURCES_CACHE: OrderedDict[tuple[str, int, int], tuple[Resources, dict[str, Any]]] = (
+    OrderedDict()
+)
 _RESOURCES_CACHE_SIZE = 256
 _RESOURCES_LOCK = threading.Lock()
 
@@ -502,7 +540,7 @@ def resources(
     gb_hour_price: float | None = None,
 ) -> dict[str, Any] | None:
     """Resource accounting of one application (issue 6), with money when prices are set."""
-    key = (str(session.get_bind().engine.url), app.id, app.fetched_at_ms)
+    key = (db_key(session), app.id, app.fetched_at_ms)
     with _RESOURCES_LOCK:
         cached = _RESOURCES_CACHE.get(key)
         if cached is not None:
@@ -512,16 +550,14 @@ def resources(
         if data is None:
             return None
         computed = compute_resources(data)
-        cached = computed.to_dict()
-        # Money is the same figures times the prices; keep the unpriced object in the cache.
-        cached["_object"] = computed
+        cached = (computed, computed.to_dict())
         with _RESOURCES_LOCK:
             _RESOURCES_CACHE[key] = cached
             while len(_RESOURCES_CACHE) > _RESOURCES_CACHE_SIZE:
                 _RESOURCES_CACHE.popitem(last=False)
-    result = {k: v for k, v in cached.items() if k != "_object"}
-    result["cost"] = cost(cached["_object"], core_hour_price, gb_hour_price)
-    return result
+    computed, figures = cached
+    # Money is the cached figures times the prices in force now.
+    return {**figures, "cost": cost(computed, core_hour_price, gb_hour_price)}
 
 
 #: Resource figures compared side by side (flattened keys of `resources`).
@@ -784,14 +820,19 @@ def history(
 
 def app_names(session: Session, limit: int = 1000) -> list[str]:
     """Distinct application names for suggestions, alphabetically (bounded)."""
-    return list(
-        session.scalars(
-            select(Application.name)
-            .group_by(Application.name)
-            .order_by(Application.name)
-            .limit(limit)
-        )
+    # A skip scan: one index probe per distinct name instead of grouping the whole table.
+    rows = session.execute(
+        text(
+            "WITH RECURSIVE names(name) AS ("
+            " SELECT min(name) FROM application"
+            " UNION ALL"
+            " SELECT (SELECT min(a.name) FROM application a WHERE a.name > names.name)"
+            " FROM names WHERE names.name IS NOT NULL"
+            ") SELECT name FROM names WHERE name IS NOT NULL LIMIT :limit"
+        ),
+        {"limit": limit},
     )
+    return [r[0] for r in rows]
 
 
 # ----------------------------------------------------------------------------------- dashboard
@@ -807,13 +848,25 @@ class Ranked:
     app: AppRow | None = None
 
 
+@dataclass(frozen=True)
+class FetchStatus:
+    """The last fetch run of one server."""
+
+    started_at_ms: int
+    finished_at_ms: int | None
+    status: str
+    apps_loaded: int
+    apps_failed: int
+    error: str | None
+
+
 @dataclass
 class Dashboard:
     """The landing page's figures."""
 
     totals: dict[str, int]
     newest: AppRow | None
-    fetch_runs: list[tuple[str, FetchRun | None]]
+    fetch_runs: list[tuple[str, FetchStatus | None]]
     severity_day: dict[str, int]
     severity_week: dict[str, int]
     top_findings: list[tuple[str, int]]
@@ -823,16 +876,25 @@ class Dashboard:
     top_wasted_queues: list[Ranked]
 
 
-def _severity_counts(session: Session, since_ms: int) -> dict[str, int]:
+def _severity_counts(
+    session: Session, day_start_ms: int, week_start_ms: int
+) -> tuple[dict[str, int], dict[str, int]]:
+    # One pass over the week's applications gives both the day's and the week's counts.
     rows = session.execute(
-        select(Application.worst_severity, func.count())
-        .where(Application.start_time_ms >= since_ms)
+        select(
+            Application.worst_severity,
+            func.count().filter(Application.start_time_ms >= day_start_ms),
+            func.count(),
+        )
+        .where(Application.start_time_ms >= week_start_ms)
         .group_by(Application.worst_severity)
     )
-    counts = {name: 0 for name in (*SEVERITY_NAMES, "unknown")}
-    for level, n in rows:
-        counts[severity_name(level)] += n
-    return counts
+    day = {name: 0 for name in (*SEVERITY_NAMES, "unknown")}
+    week = dict(day)
+    for level, n_day, n_week in rows:
+        day[severity_name(level)] += n_day
+        week[severity_name(level)] += n_week
+    return day, week
 
 
 def _top_wasted_by(session: Session, col: Any, since_ms: int, limit: int) -> list[Ranked]:
@@ -869,7 +931,7 @@ def dashboard(session: Session, now_ms: int, days: int = 7, top: int = 10) -> Da
         .limit(1)
     ).first()
     servers = session.scalars(select(HistoryServer).order_by(HistoryServer.name)).all()
-    fetch_runs: list[tuple[str, FetchRun | None]] = []
+    fetch_runs: list[tuple[str, FetchStatus | None]] = []
     for s in servers:
         run = session.scalars(
             select(FetchRun)
@@ -881,6 +943,7 @@ def dashboard(session: Session, now_ms: int, days: int = 7, top: int = 10) -> Da
     day_ms, week_ms = 86_400_000, 7 * 86_400_000
     period_start = now_ms - days * day_ms
     week_start = now_ms - week_ms
+    severity_day, severity_week = _severity_counts(session, now_ms - day_ms, week_start)
     top_findings = [
         (h, n)
         for h, n in session.execute(
@@ -905,8 +968,8 @@ def dashboard(session: Session, now_ms: int, days: int = 7, top: int = 10) -> Da
         totals=totals,
         newest=_row(newest_row) if newest_row else None,
         fetch_runs=fetch_runs,
-        severity_day=_severity_counts(session, now_ms - day_ms),
-        severity_week=_severity_counts(session, week_start),
+        severity_day=severity_day,
+        severity_week=severity_week,
         top_findings=top_findings,
         days=days,
         top_wasted_apps=[

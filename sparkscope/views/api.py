@@ -108,6 +108,7 @@ def apps() -> Response:
     page = search_apps(get_session(), filters, per_page)
     return jsonify(
         total=page.total,
+        total_exact=page.total_exact,
         page=page.page,
         per_page=page.per_page,
         pages=page.pages,

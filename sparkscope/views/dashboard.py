@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, render_template, request
+from flask import Blueprint, current_app, render_template, request
 
 from sparkscope.app import get_session
 from sparkscope.db import now_ms
-from sparkscope.queries import dashboard
+from sparkscope.queries import cached, dashboard, db_key
 from sparkscope.views.params import parse_int
 
 bp = Blueprint("dashboard", __name__)
@@ -16,5 +16,12 @@ bp = Blueprint("dashboard", __name__)
 def index() -> str:
     """The landing page."""
     days = parse_int(request.args, "days", 7, 1, 3650)
-    data = dashboard(get_session(), now_ms(), days=days)
+    session = get_session()
+    # Fleet-wide aggregates scan much of the table; a minute-old view is fine for a dashboard.
+    ttl_s = float(current_app.config.get("DASHBOARD_CACHE_SECONDS", 60))
+    data = cached(
+        ("dashboard", db_key(session), days),
+        ttl_s,
+        lambda: dashboard(session, now_ms(), days=days),
+    )
     return render_template("dashboard/index.html", d=data, app_count=data.totals["applications"])

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, render_template, request
+from flask import Blueprint, current_app, render_template, request
 
 from sparkscope.app import get_session
 from sparkscope.charts import RunPoint, history_figure
-from sparkscope.queries import HISTORY_METRICS, HistoryPoint, app_names, history, severity_name
+from sparkscope.queries import (
+    HISTORY_METRICS,
+    HistoryPoint,
+    app_names,
+    cached,
+    db_key,
+    history,
+    severity_name,
+)
 from sparkscope.views.common import app_link
 from sparkscope.views.filters import fmt_duration_ms, fmt_metric, fmt_time_ms
 from sparkscope.views.params import parse_choice, text
@@ -52,5 +60,9 @@ def history_page() -> str:
         metrics=HISTORY_METRICS,
         points=points,
         figure=figure,
-        names=app_names(session),
+        names=cached(
+            ("app_names", db_key(session)),
+            float(current_app.config.get("NAMES_CACHE_SECONDS", 60)),
+            lambda: app_names(session),
+        ),
     )

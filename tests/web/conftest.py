@@ -151,7 +151,8 @@ def fleet(pg_server_url: str, pg_template: str) -> Iterator[Fleet]:
 def make_app(url: str, **extra: object) -> Flask:
     """The web app on ``url`` with test settings."""
     cfg = parse_config({"database_url": url}, env={})
-    return create_app({"TESTING": True, **extra}, config=cfg)
+    settings = {"TESTING": True, "DASHBOARD_CACHE_SECONDS": 0, "NAMES_CACHE_SECONDS": 0}
+    return create_app({**settings, **extra}, config=cfg)
 
 
 @pytest.fixture(scope="module")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
+from sparkscope import queries
 from sparkscope.models import Stage
-from sparkscope.queries import shs_app_url, stage_count, stages
+from sparkscope.queries import SearchFilters, cached, search_apps, shs_app_url, stage_count, stages
 from tests.web import builders as b
 
 
@@ -28,3 +30,28 @@ def test_shs_url_for_folder_servers_is_none(session: Session) -> None:
     srv = b.server(session, "local", "/data/spark-events")
     app = b.application(session, srv, "app-local")
     assert shs_app_url(srv.url, app) is None
+
+
+def test_cached_reuses_within_ttl_and_recomputes_when_disabled() -> None:
+    calls: list[int] = []
+
+    def compute() -> int:
+        calls.append(1)
+        return len(calls)
+
+    assert cached(("t", "reuse"), 60, compute) == 1
+    assert cached(("t", "reuse"), 60, compute) == 1
+    assert cached(("t", "other"), 60, compute) == 2
+    assert cached(("t", "reuse"), 0, compute) == 3
+
+
+def test_search_count_is_bounded(session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
+    srv = b.server(session)
+    for i in range(4):
+        b.application(session, srv, f"app-count-{i}", name="count me", num_stages=1)
+    monkeypatch.setattr(queries, "COUNT_CAP", 3)
+    page = search_apps(session, SearchFilters(name="count me"), per_page=2)
+    assert page.total == 3 and not page.total_exact and len(page.rows) == 2
+    monkeypatch.setattr(queries, "COUNT_CAP", 10)
+    page = search_apps(session, SearchFilters(name="count me"), per_page=2)
+    assert page.total == 4 and page.total_exact
