@@ -69,7 +69,7 @@ def clone(engine: Engine, target: int) -> int:
             by_app = {app_id.rsplit("~", 1)[0]: new for new, app_id in rows}
             mapping = [(pk, by_app[app_id]) for pk, app_id in take]
             values = ", ".join(f"({old}, {new})" for old, new in mapping)
-            for model in APP_CHILD_TABLES:
+            for model in reversed(APP_CHILD_TABLES):  # parents (stages) before children (tasks)
                 if model is AnalysisResult:
                     continue
                 cols = [col.name for col in model.__table__.columns if col.name != "application_id"]

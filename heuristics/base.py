@@ -18,8 +18,21 @@ P = TypeVar("P")
 class TaskDistribution:
     """SHS taskSummary: metric values at the given quantiles (usually 0, 0.05, ..., 1.0)."""
 
-    quantiles: tuple[float, ...]
-    metrics: Mapping[str, tuple[float, ...]]
+    quantiles: Sequence[float]
+    metrics: Mapping[str, Sequence[float]]
+
+
+#: The task-distribution metrics the heuristics read. The analysis loads only these from the
+#: database (a stage's full summary holds about 25); a heuristic that needs another adds it here.
+DISTRIBUTION_METRICS: tuple[str, ...] = (
+    "duration_ms",
+    "executor_run_time_ms",
+    "scheduler_delay_ms",
+    "input_bytes",
+    "shuffle_read_bytes",
+    "memory_bytes_spilled",
+    "disk_bytes_spilled",
+)
 
 
 @dataclass(frozen=True)
@@ -469,17 +482,31 @@ def quantile_value(dist: TaskDistribution, key: str, q: float) -> float | None:
 
 def approximate_task_values(dist: TaskDistribution, key: str, num_tasks: int) -> list[float]:
     """Reconstruct num_tasks per-task values (sorted) by sampling the quantile curve."""
-    if num_tasks <= 0 or key not in dist.metrics:
+    values = dist.metrics.get(key)
+    qs = dist.quantiles
+    if num_tasks <= 0 or not values or not qs or len(values) != len(qs):
         return []
     if num_tasks == 1:
         single = quantile_value(dist, key, 0.5)
         return [] if single is None else [single]
+    # One pass over the sorted sample points and the quantile grid together.
     out: list[float] = []
+    last = len(qs) - 1
+    j = 1
+    step = 1.0 / (num_tasks - 1)
     for i in range(num_tasks):
-        value = quantile_value(dist, key, i / (num_tasks - 1))
-        if value is None:
-            return []
-        out.append(value)
+        q = i * step
+        if q <= qs[0]:
+            out.append(float(values[0]))
+            continue
+        while j < last and q > qs[j]:
+            j += 1
+        if q > qs[j]:
+            out.append(float(values[-1]))
+            continue
+        span = qs[j] - qs[j - 1]
+        frac = 0.0 if span <= 0 else (q - qs[j - 1]) / span
+        out.append(float(values[j - 1] + frac * (values[j] - values[j - 1])))
     return out
 
 

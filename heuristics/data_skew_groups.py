@@ -49,7 +49,7 @@ ADVICE = (
 
 METRICS = ("input_bytes", "shuffle_read_bytes", "executor_run_time_ms")
 # Sampling the quantile curve more finely than this adds no information (21 points) but costs time.
-MAX_POINTS = 5000
+MAX_POINTS = 1000
 
 
 @dataclass(frozen=True)
@@ -101,6 +101,11 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
         assert dist is not None
         count_cap = params.num_tasks.severity_of(stage.num_tasks)
         for metric in METRICS:
+            is_time = metric.endswith("_ms")
+            gate = params.min_heavy_group_mean_ms if is_time else params.min_heavy_group_mean_bytes
+            top = dist.metrics.get(metric)
+            if not top or max(top) < gate:
+                continue  # the heavy group's mean cannot exceed the largest task: skip early
             values = approximate_task_values(dist, metric, min(stage.num_tasks, MAX_POINTS))
             if len(values) < 2:
                 continue
@@ -111,8 +116,6 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
                 continue
             low_mean = sum(low) / len(low)
             high_mean = sum(high) / len(high)
-            is_time = metric.endswith("_ms")
-            gate = params.min_heavy_group_mean_ms if is_time else params.min_heavy_group_mean_bytes
             if high_mean < gate:
                 continue
             ratio = safe_ratio(high_mean, low_mean)

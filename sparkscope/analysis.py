@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import bindparam, delete, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from heuristics import Registry, build_registry
@@ -209,19 +209,20 @@ def load_app_data(session: Session, application_ids: Sequence[int]) -> dict[int,
             )
         )
     dists: dict[tuple[int, int, int], hb.TaskDistribution] = {}
+    metric_cols = [StageTaskDistribution.metrics[k] for k in hb.DISTRIBUTION_METRICS]
     for r in session.execute(
         select(
             StageTaskDistribution.application_id,
             StageTaskDistribution.stage_id,
             StageTaskDistribution.attempt_id,
             StageTaskDistribution.quantiles,
-            StageTaskDistribution.metrics,
+            *metric_cols,
         ).where(StageTaskDistribution.application_id.in_(ids))
     ):
-        dists[(r.application_id, r.stage_id, r.attempt_id)] = hb.TaskDistribution(
-            quantiles=tuple(r.quantiles),
-            metrics={k: tuple(v) for k, v in r.metrics.items()},
-        )
+        metrics = {
+            k: v for k, v in zip(hb.DISTRIBUTION_METRICS, r[4:], strict=True) if v is not None
+        }
+        dists[(r[0], r[1], r[2])] = hb.TaskDistribution(quantiles=r[3], metrics=metrics)
     stages: dict[int, list[hb.StageSummary]] = defaultdict(list)
     for r in session.execute(
         select(
@@ -370,18 +371,27 @@ def _store(
             )
     if rows:
         session.execute(AnalysisResult.__table__.insert(), rows)
-    for app_pk, results in scored.items():
-        res = resources.get(app_pk)
-        session.execute(
-            update(Application)
-            .where(Application.id == app_pk)
-            .values(
-                worst_severity=int(hb.app_severity(results)),
-                analysis_fingerprint=fingerprint,
-                allocated_core_hours=res.allocated_core_hours if res else None,
-                wasted_core_hours=res.wasted_core_hours if res else None,
-            )
-        )
+    table = Application.__table__
+    session.execute(
+        table.update()
+        .where(table.c.id == bindparam("b_pk"))
+        .values(
+            worst_severity=bindparam("b_worst"),
+            analysis_fingerprint=bindparam("b_fp"),
+            allocated_core_hours=bindparam("b_alloc"),
+            wasted_core_hours=bindparam("b_waste"),
+        ),
+        [
+            {
+                "b_pk": app_pk,
+                "b_worst": int(hb.app_severity(results)),
+                "b_fp": fingerprint,
+                "b_alloc": resources[app_pk].allocated_core_hours if app_pk in resources else None,
+                "b_waste": resources[app_pk].wasted_core_hours if app_pk in resources else None,
+            }
+            for app_pk, results in scored.items()
+        ],
+    )
 
 
 def analyze_apps(
