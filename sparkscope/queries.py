@@ -561,20 +561,20 @@ def resources(
 
 
 #: Resource figures compared side by side (flattened keys of `resources`).
-COMPARE_RESOURCES: tuple[tuple[str, str], ...] = (
-    ("allocated_core_hours", "hours"),
-    ("used_core_hours", "hours"),
-    ("cpu_core_hours", "hours"),
-    ("wasted_core_hours", "hours"),
-    ("core_efficiency", "ratio"),
-    ("allocated_gb_hours", "hours"),
-    ("used_gb_hours", "hours"),
-    ("wasted_gb_hours", "hours"),
-    ("memory_efficiency", "ratio"),
-    ("executors", "count"),
-    ("wait.to_first_executor_s", "seconds"),
-    ("wait.driver_only_s", "seconds"),
-    ("wait.stage_scheduling_delay_s", "seconds"),
+COMPARE_RESOURCES: tuple[tuple[str, str, str], ...] = (
+    ("allocated_core_hours", "Allocated core-hours", "hours"),
+    ("used_core_hours", "Used core-hours", "hours"),
+    ("cpu_core_hours", "CPU core-hours", "hours"),
+    ("wasted_core_hours", "Wasted core-hours", "hours"),
+    ("core_efficiency", "Core efficiency", "ratio"),
+    ("allocated_gb_hours", "Allocated GB-hours", "hours"),
+    ("used_gb_hours", "Used GB-hours", "hours"),
+    ("wasted_gb_hours", "Wasted GB-hours", "hours"),
+    ("memory_efficiency", "Memory efficiency", "ratio"),
+    ("executors", "Executors counted", "count"),
+    ("wait.to_first_executor_s", "Wait: start to first executor", "seconds"),
+    ("wait.driver_only_s", "Wait: driver only", "seconds"),
+    ("wait.stage_scheduling_delay_s", "Wait: stage scheduling delay", "seconds"),
 )
 
 
@@ -707,7 +707,7 @@ class Comparison:
     metrics: list[MetricDelta]
     config: list[ConfigDiff]
     findings: list[FindingPair]
-    resources: list[tuple[str, str, Any, Any]]
+    resources: list[tuple[str, str, str, Any, Any]]
 
 
 def _config_diff(
@@ -753,8 +753,8 @@ def compare_apps(
     )
     pairs = [FindingPair(n, lf.get(n), rf.get(n)) for n in names]
     res_rows = [
-        (key, unit, resource_value(ld.resources, key), resource_value(rd.resources, key))
-        for key, unit in COMPARE_RESOURCES
+        (key, label, unit, resource_value(ld.resources, key), resource_value(rd.resources, key))
+        for key, label, unit in COMPARE_RESOURCES
     ]
     return Comparison(
         left=ld,

@@ -160,7 +160,9 @@ def compare() -> Response:
             for d in c.config
             if d.status != "same"
         ],
-        resources=[{"figure": key, "left": lv, "right": rv} for key, _unit, lv, rv in c.resources],
+        resources=[
+            {"figure": key, "left": lv, "right": rv} for key, _label, _unit, lv, rv in c.resources
+        ],
         findings=[
             {
                 "heuristic": p.heuristic,
