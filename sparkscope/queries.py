@@ -131,6 +131,7 @@ HISTORY_METRICS: dict[str, Metric] = {
     "spill": Metric("memory_bytes_spilled", "Spill (memory bytes)", "bytes"),
     "gc": Metric("jvm_gc_time_ms", "GC time", "ms"),
     "run_time": Metric("executor_run_time_ms", "Executor run time", "ms"),
+    "allocated_core_hours": Metric("allocated_core_hours", "Allocated core-hours", "hours"),
     "wasted_core_hours": Metric("wasted_core_hours", "Wasted core-hours", "hours"),
 }
 
@@ -575,6 +576,8 @@ COMPARE_RESOURCES: tuple[tuple[str, str, str], ...] = (
     ("wait.to_first_executor_s", "Wait: start to first executor", "seconds"),
     ("wait.driver_only_s", "Wait: driver only", "seconds"),
     ("wait.stage_scheduling_delay_s", "Wait: stage scheduling delay", "seconds"),
+    ("cost.allocated_cost", "Allocated cost", "money"),
+    ("cost.wasted_cost", "Wasted cost", "money"),
 )
 
 
@@ -755,6 +758,8 @@ def compare_apps(
     res_rows = [
         (key, label, unit, resource_value(ld.resources, key), resource_value(rd.resources, key))
         for key, label, unit in COMPARE_RESOURCES
+        # Money rows only when prices are configured.
+        if unit != "money" or resource_value(ld.resources, "cost") is not None
     ]
     return Comparison(
         left=ld,

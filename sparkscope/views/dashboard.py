@@ -7,6 +7,7 @@ from flask import Blueprint, current_app, render_template, request
 from sparkscope.app import get_session
 from sparkscope.db import now_ms
 from sparkscope.queries import cached, dashboard, db_key
+from sparkscope.views.common import currency, prices
 from sparkscope.views.params import parse_int
 
 bp = Blueprint("dashboard", __name__)
@@ -24,4 +25,10 @@ def index() -> str:
         ttl_s,
         lambda: dashboard(session, now_ms(), days=days),
     )
-    return render_template("dashboard/index.html", d=data, app_count=data.totals["applications"])
+    return render_template(
+        "dashboard/index.html",
+        d=data,
+        app_count=data.totals["applications"],
+        core_hour_price=prices()[0],
+        currency=currency(),
+    )

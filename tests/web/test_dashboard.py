@@ -6,6 +6,10 @@ import re
 
 from flask.testing import FlaskClient
 
+from sparkscope.app import create_app
+from sparkscope.config import parse_config
+from tests.web.conftest import Fleet
+
 
 def test_dashboard_figures(client: FlaskClient) -> None:
     resp = client.get("/")
@@ -38,3 +42,25 @@ def test_dashboard_waste_ranking_by_period(client: FlaskClient) -> None:
     assert day_apps is not None and "app-001" not in day_apps.group(1)
     assert client.get("/?days=0").status_code == 400
     assert client.get("/?days=x").status_code == 400
+
+
+def test_prices_turn_hours_into_money(fleet: Fleet) -> None:
+    cfg = parse_config(
+        {
+            "database_url": fleet.url,
+            "prices": {"currency": "EUR", "core_hour": 0.1, "gb_hour": 0.01},
+        },
+        env={},
+    )
+    app = create_app({"TESTING": True, "DASHBOARD_CACHE_SECONDS": 0}, config=cfg)
+    client = app.test_client()
+    dash = client.get("/").get_data(as_text=True)
+    assert "Cost at 0.1 EUR per core-hour" in dash
+    assert '<td class="num cost">0.45</td>' in dash  # app-002: 4.5 wasted core-hours
+    page = client.get("/apps/app-002").get_data(as_text=True)
+    assert "Allocated cost" in page and "EUR" in page
+    compare = client.get("/compare?left=app-001&right=app-002").get_data(as_text=True)
+    assert "Wasted cost" in compare
+    body = client.get("/api/apps/app-002").get_json()
+    assert body["resources"]["cost"]["core_hour_price"] == 0.1
+    app.extensions["sparkscope.engine"].dispose()
