@@ -938,13 +938,21 @@ def dashboard(session: Session, now_ms: int, days: int = 7, top: int = 10) -> Da
     servers = session.scalars(select(HistoryServer).order_by(HistoryServer.name)).all()
     fetch_runs: list[tuple[str, FetchStatus | None]] = []
     for s in servers:
-        run = session.scalars(
-            select(FetchRun)
+        run = session.execute(
+            select(
+                FetchRun.started_at_ms,
+                FetchRun.finished_at_ms,
+                FetchRun.status,
+                FetchRun.apps_loaded,
+                FetchRun.apps_failed,
+                FetchRun.error,
+            )
             .where(FetchRun.server_id == s.id)
             .order_by(FetchRun.started_at_ms.desc())
             .limit(1)
         ).first()
-        fetch_runs.append((s.name, run))
+        # Plain values: the dashboard may be cached and read after this session is closed.
+        fetch_runs.append((s.name, FetchStatus(*run) if run else None))
     day_ms, week_ms = 86_400_000, 7 * 86_400_000
     period_start = now_ms - days * day_ms
     week_start = now_ms - week_ms
