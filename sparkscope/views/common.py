@@ -69,6 +69,8 @@ def lookup(
     app_id: str, server: str | None, attempt: str | None = None, server_param: str = "server"
 ) -> Application:
     """The application or an HTTP error: 404 unknown, 409 (with a server chooser) ambiguous."""
+    if "\x00" in app_id or len(app_id) > 255:
+        abort(404, description="no such application")
     try:
         return find_app(get_session(), app_id, server, attempt)
     except NotFoundError as exc:

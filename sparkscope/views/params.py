@@ -41,6 +41,9 @@ def text(args: Mapping[str, str], name: str, max_len: int = 1000) -> str | None:
     value = (args.get(name) or "").strip()
     if len(value) > max_len:
         raise bad(name, f"longer than {max_len} characters")
+    if "\x00" in value:
+        # PostgreSQL cannot store or compare a NUL character; no stored value holds one.
+        raise bad(name, "contains a NUL character")
     return value or None
 
 

@@ -143,3 +143,20 @@ def test_bad_parameters_are_400_naming_the_parameter(
     api = client.get(f"/api/apps?{query}")
     assert api.status_code == 400
     assert f"'{param}'" in api.get_json()["message"]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/search?name=a%00b",
+        "/api/apps?user=%00",
+        "/history?name=%00",
+        "/compare?left=%00&right=app-001",
+        "/search?name=" + "x" * 1001,
+        "/apps/a%00b",
+        "/api/apps/a%00b",
+        "/apps/" + "y" * 300,
+    ],
+)
+def test_hostile_input_is_never_a_500(client: FlaskClient, path: str) -> None:
+    assert client.get(path).status_code in (400, 404)
