@@ -136,7 +136,7 @@ def list_completed(
     """
     if limit is not None:
         data = client.get_json(endpoints.applications(min_end_ms, None, limit))
-        return parse_listing(data), {i.get("id"): i for i in data if isinstance(i, dict)}
+        return parse_listing(data), {str(i.get("id")): i for i in data if isinstance(i, dict)}
     entries: dict[str, AppEntry] = {}
     raw: dict[str, Any] = {}
     max_end: int | None = None
@@ -147,7 +147,7 @@ def list_completed(
         new = [e for e in page if e.app_id not in entries]
         for e in new:
             entries[e.app_id] = e
-        raw.update({i.get("id"): i for i in data if isinstance(i, dict)})
+        raw.update({str(i.get("id")): i for i in data if isinstance(i, dict)})
         if len(data) < size:
             break
         if not new:

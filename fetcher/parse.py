@@ -125,6 +125,11 @@ def _need_dict(data: Any, what: str) -> dict[str, Any]:
     return data
 
 
+def _sub(data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = data.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def _dig(data: Mapping[str, Any], dotted: str) -> Any:
     cur: Any = data
     for part in dotted.split("."):
@@ -254,7 +259,7 @@ def parse_executors(data: Any) -> list[dict[str, Any]]:
         if not isinstance(e, dict) or e.get("id") is None:
             continue
         exec_id = str(e["id"])[:64]
-        peak = e.get("peakMemoryMetrics") if isinstance(e.get("peakMemoryMetrics"), dict) else {}
+        peak = _sub(e, "peakMemoryMetrics")
         rows[exec_id] = {
             "executor_id": exec_id,
             "is_driver": exec_id == "driver",
@@ -427,13 +432,9 @@ def parse_task(
     stage_id: int, attempt_id: int, t: Mapping[str, Any], kept_because: str
 ) -> dict[str, Any]:
     """One task JSON -> a task row."""
-    m = t.get("taskMetrics") if isinstance(t.get("taskMetrics"), dict) else {}
-    shuffle_read = (
-        m.get("shuffleReadMetrics") if isinstance(m.get("shuffleReadMetrics"), dict) else {}
-    )
-    shuffle_write = (
-        m.get("shuffleWriteMetrics") if isinstance(m.get("shuffleWriteMetrics"), dict) else {}
-    )
+    m = _sub(t, "taskMetrics")
+    shuffle_read = _sub(m, "shuffleReadMetrics")
+    shuffle_write = _sub(m, "shuffleWriteMetrics")
     return {
         "stage_id": stage_id,
         "stage_attempt_id": attempt_id,

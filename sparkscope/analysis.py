@@ -14,9 +14,9 @@ import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import bindparam, delete, select
+from sqlalchemy import Table, bindparam, delete, insert, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from heuristics import Registry, build_registry
@@ -132,7 +132,7 @@ def load_app_data(session: Session, application_ids: Sequence[int]) -> dict[int,
         )
     )
     execs: dict[int, list[hb.ExecutorSummary]] = defaultdict(list)
-    for r in session.execute(
+    for er in session.execute(
         select(
             Executor.application_id,
             Executor.executor_id,
@@ -155,31 +155,31 @@ def load_app_data(session: Session, application_ids: Sequence[int]) -> dict[int,
             Executor.peak_jvm_offheap_bytes,
         ).where(Executor.application_id.in_(ids))
     ):
-        host = r.host_port.rsplit(":", 1)[0] if r.host_port else None
-        execs[r.application_id].append(
+        host = er.host_port.rsplit(":", 1)[0] if er.host_port else None
+        execs[er.application_id].append(
             hb.ExecutorSummary(
-                executor_id=r.executor_id,
-                is_driver=r.is_driver,
+                executor_id=er.executor_id,
+                is_driver=er.is_driver,
                 host=host,
-                total_cores=r.total_cores,
-                max_memory_bytes=r.max_memory_bytes,
-                add_time_ms=r.add_time_ms,
-                remove_time_ms=r.remove_time_ms,
-                remove_reason=r.remove_reason,
-                total_duration_ms=r.total_duration_ms,
-                total_gc_time_ms=r.total_gc_time_ms,
-                total_tasks=r.total_tasks,
-                failed_tasks=r.failed_tasks,
-                completed_tasks=r.completed_tasks,
-                total_input_bytes=r.total_input_bytes,
-                total_shuffle_read_bytes=r.total_shuffle_read_bytes,
-                total_shuffle_write_bytes=r.total_shuffle_write_bytes,
-                peak_jvm_heap_bytes=r.peak_jvm_heap_bytes,
-                peak_jvm_offheap_bytes=r.peak_jvm_offheap_bytes,
+                total_cores=er.total_cores,
+                max_memory_bytes=er.max_memory_bytes,
+                add_time_ms=er.add_time_ms,
+                remove_time_ms=er.remove_time_ms,
+                remove_reason=er.remove_reason,
+                total_duration_ms=er.total_duration_ms,
+                total_gc_time_ms=er.total_gc_time_ms,
+                total_tasks=er.total_tasks,
+                failed_tasks=er.failed_tasks,
+                completed_tasks=er.completed_tasks,
+                total_input_bytes=er.total_input_bytes,
+                total_shuffle_read_bytes=er.total_shuffle_read_bytes,
+                total_shuffle_write_bytes=er.total_shuffle_write_bytes,
+                peak_jvm_heap_bytes=er.peak_jvm_heap_bytes,
+                peak_jvm_offheap_bytes=er.peak_jvm_offheap_bytes,
             )
         )
     jobs: dict[int, list[hb.JobSummary]] = defaultdict(list)
-    for r in session.execute(
+    for jr in session.execute(
         select(
             Job.application_id,
             Job.job_id,
@@ -195,22 +195,22 @@ def load_app_data(session: Session, application_ids: Sequence[int]) -> dict[int,
         .where(Job.application_id.in_(ids))
         .order_by(Job.application_id, Job.job_id)
     ):
-        jobs[r.application_id].append(
+        jobs[jr.application_id].append(
             hb.JobSummary(
-                job_id=r.job_id,
-                name=r.name or "",
-                status=r.status,
-                submission_time_ms=r.submission_time_ms,
-                completion_time_ms=r.completion_time_ms,
-                num_tasks=r.num_tasks,
-                num_failed_tasks=r.num_failed_tasks,
-                num_failed_stages=r.num_failed_stages,
-                stage_ids=tuple(r.stage_ids or ()),
+                job_id=jr.job_id,
+                name=jr.name or "",
+                status=jr.status,
+                submission_time_ms=jr.submission_time_ms,
+                completion_time_ms=jr.completion_time_ms,
+                num_tasks=jr.num_tasks,
+                num_failed_tasks=jr.num_failed_tasks,
+                num_failed_stages=jr.num_failed_stages,
+                stage_ids=tuple(jr.stage_ids or ()),
             )
         )
     dists: dict[tuple[int, int, int], hb.TaskDistribution] = {}
     metric_cols = [StageTaskDistribution.metrics[k] for k in hb.DISTRIBUTION_METRICS]
-    for r in session.execute(
+    for dr in session.execute(
         select(
             StageTaskDistribution.application_id,
             StageTaskDistribution.stage_id,
@@ -220,11 +220,11 @@ def load_app_data(session: Session, application_ids: Sequence[int]) -> dict[int,
         ).where(StageTaskDistribution.application_id.in_(ids))
     ):
         metrics = {
-            k: v for k, v in zip(hb.DISTRIBUTION_METRICS, r[4:], strict=True) if v is not None
+            k: v for k, v in zip(hb.DISTRIBUTION_METRICS, dr[4:], strict=True) if v is not None
         }
-        dists[(r[0], r[1], r[2])] = hb.TaskDistribution(quantiles=r[3], metrics=metrics)
+        dists[(dr[0], dr[1], dr[2])] = hb.TaskDistribution(quantiles=dr[3], metrics=metrics)
     stages: dict[int, list[hb.StageSummary]] = defaultdict(list)
-    for r in session.execute(
+    for sr in session.execute(
         select(
             Stage.application_id,
             Stage.stage_id,
@@ -253,41 +253,41 @@ def load_app_data(session: Session, application_ids: Sequence[int]) -> dict[int,
         .where(Stage.application_id.in_(ids))
         .order_by(Stage.application_id, Stage.stage_id, Stage.attempt_id)
     ):
-        stages[r.application_id].append(
+        stages[sr.application_id].append(
             hb.StageSummary(
-                stage_id=r.stage_id,
-                attempt_id=r.attempt_id,
-                name=r.name or "",
-                status=r.status,
-                num_tasks=r.num_tasks,
-                num_complete_tasks=r.num_complete_tasks,
-                num_failed_tasks=r.num_failed_tasks,
-                num_killed_tasks=r.num_killed_tasks,
-                submission_time_ms=r.submission_time_ms,
-                first_task_launched_time_ms=r.first_task_launched_time_ms,
-                completion_time_ms=r.completion_time_ms,
-                executor_run_time_ms=r.executor_run_time_ms,
-                executor_cpu_time_ns=r.executor_cpu_time_ns,
-                jvm_gc_time_ms=r.jvm_gc_time_ms,
-                input_bytes=r.input_bytes,
-                output_bytes=r.output_bytes,
-                shuffle_read_bytes=r.shuffle_read_bytes,
-                shuffle_write_bytes=r.shuffle_write_bytes,
-                shuffle_fetch_wait_ms=r.shuffle_fetch_wait_ms,
-                memory_bytes_spilled=r.memory_bytes_spilled,
-                disk_bytes_spilled=r.disk_bytes_spilled,
-                failure_reason=r.failure_reason,
-                distribution=dists.get((r.application_id, r.stage_id, r.attempt_id)),
+                stage_id=sr.stage_id,
+                attempt_id=sr.attempt_id,
+                name=sr.name or "",
+                status=sr.status,
+                num_tasks=sr.num_tasks,
+                num_complete_tasks=sr.num_complete_tasks,
+                num_failed_tasks=sr.num_failed_tasks,
+                num_killed_tasks=sr.num_killed_tasks,
+                submission_time_ms=sr.submission_time_ms,
+                first_task_launched_time_ms=sr.first_task_launched_time_ms,
+                completion_time_ms=sr.completion_time_ms,
+                executor_run_time_ms=sr.executor_run_time_ms,
+                executor_cpu_time_ns=sr.executor_cpu_time_ns,
+                jvm_gc_time_ms=sr.jvm_gc_time_ms,
+                input_bytes=sr.input_bytes,
+                output_bytes=sr.output_bytes,
+                shuffle_read_bytes=sr.shuffle_read_bytes,
+                shuffle_write_bytes=sr.shuffle_write_bytes,
+                shuffle_fetch_wait_ms=sr.shuffle_fetch_wait_ms,
+                memory_bytes_spilled=sr.memory_bytes_spilled,
+                disk_bytes_spilled=sr.disk_bytes_spilled,
+                failure_reason=sr.failure_reason,
+                distribution=dists.get((sr.application_id, sr.stage_id, sr.attempt_id)),
             )
         )
     tasks: dict[int, list[hb.TaskSummary]] = defaultdict(list)
-    for r in session.execute(
+    for tr in session.execute(
         select(
             Task.application_id,
             Task.stage_id,
             Task.stage_attempt_id,
             Task.task_id,
-            Task.index,
+            Task.index.label("task_index"),
             Task.attempt,
             Task.executor_id,
             Task.status,
@@ -302,22 +302,22 @@ def load_app_data(session: Session, application_ids: Sequence[int]) -> dict[int,
         .where(Task.application_id.in_(ids))
         .order_by(Task.application_id, Task.stage_id, Task.task_id)
     ):
-        tasks[r.application_id].append(
+        tasks[tr.application_id].append(
             hb.TaskSummary(
-                stage_id=r.stage_id,
-                stage_attempt_id=r.stage_attempt_id,
-                task_id=r.task_id,
-                index=r.index,
-                attempt=r.attempt,
-                executor_id=r.executor_id,
-                status=r.status,
-                duration_ms=r.duration_ms,
-                executor_run_time_ms=r.executor_run_time_ms,
-                input_bytes=r.input_bytes,
-                shuffle_read_bytes=r.shuffle_read_bytes,
-                memory_bytes_spilled=r.memory_bytes_spilled,
-                disk_bytes_spilled=r.disk_bytes_spilled,
-                error_message=r.error_message,
+                stage_id=tr.stage_id,
+                stage_attempt_id=tr.stage_attempt_id,
+                task_id=tr.task_id,
+                index=tr.task_index,
+                attempt=tr.attempt,
+                executor_id=tr.executor_id,
+                status=tr.status,
+                duration_ms=tr.duration_ms,
+                executor_run_time_ms=tr.executor_run_time_ms,
+                input_bytes=tr.input_bytes,
+                shuffle_read_bytes=tr.shuffle_read_bytes,
+                memory_bytes_spilled=tr.memory_bytes_spilled,
+                disk_bytes_spilled=tr.disk_bytes_spilled,
+                error_message=tr.error_message,
             )
         )
     out: dict[int, hb.AppData] = {}
@@ -370,8 +370,8 @@ def _store(
                 }
             )
     if rows:
-        session.execute(AnalysisResult.__table__.insert(), rows)
-    table = Application.__table__
+        session.execute(insert(AnalysisResult), rows)
+    table = cast(Table, Application.__table__)
     session.execute(
         table.update()
         .where(table.c.id == bindparam("b_pk"))

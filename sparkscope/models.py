@@ -82,6 +82,15 @@ class Application(Base):
         Index("ix_application_app_id", "app_id"),
         Index("ix_application_worst_severity_start", "worst_severity", "start_time_ms"),
         Index("ix_application_duration_ms", "duration_ms"),
+        Index("ix_application_wasted_core_hours", "wasted_core_hours"),
+        # Case-insensitive substring search on names (ILIKE '%x%') on PostgreSQL; a plain index
+        # on SQLite, which has no trigram indexes.
+        Index(
+            "ix_application_name_trgm",
+            "name",
+            postgresql_using="gin",
+            postgresql_ops={"name": "gin_trgm_ops"},
+        ),
         {"comment": "one row per application attempt, with its totals"},
     )
 

@@ -1,0 +1,38 @@
+"""search indexes: trigram index for name substring search, wasted core-hours for the dashboard
+
+Revision ID: 0002
+Revises: 0001
+Create Date: 2026-11-29 20:00:00
+"""
+
+from collections.abc import Sequence
+
+from alembic import op
+
+revision: str = "0002"
+down_revision: str | None = "0001"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    bind = op.get_bind()
+    if bind.dialect.name == "postgresql":
+        # pg_trgm is a trusted extension (PostgreSQL >= 13): the database owner may create it.
+        op.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+        op.create_index(
+            "ix_application_name_trgm",
+            "application",
+            ["name"],
+            postgresql_using="gin",
+            postgresql_ops={"name": "gin_trgm_ops"},
+        )
+    else:
+        op.create_index("ix_application_name_trgm", "application", ["name"])
+    op.create_index("ix_application_wasted_core_hours", "application", ["wasted_core_hours"])
+
+
+def downgrade() -> None:
+    op.drop_index("ix_application_wasted_core_hours", table_name="application")
+    op.drop_index("ix_application_name_trgm", table_name="application")
+    # The extension may serve other tables: it is left installed.
