@@ -22,6 +22,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -74,7 +75,12 @@ class Application(Base):
     __tablename__ = "application"
     __table_args__ = (
         UniqueConstraint("server_id", "app_id", "attempt_id"),
-        Index("ix_application_start_time_ms", "start_time_ms"),
+        # INCLUDE lets the dashboard's fleet totals be an index-only scan on PostgreSQL.
+        Index(
+            "ix_application_start_time_ms",
+            "start_time_ms",
+            postgresql_include=["num_executors", "num_jobs", "num_stages", "num_tasks"],
+        ),
         Index("ix_application_end_time_ms", "end_time_ms"),
         Index("ix_application_name_start", "name", "start_time_ms"),
         Index("ix_application_spark_user", "spark_user"),
@@ -369,6 +375,14 @@ class AnalysisResult(Base):
     __tablename__ = "analysis_result"
     __table_args__ = (
         Index("ix_analysis_result_heuristic_severity", "heuristic", "severity"),
+        # Findings above NONE (a minority): what the dashboard and badges read.
+        Index(
+            "ix_analysis_result_found",
+            "application_id",
+            "heuristic",
+            postgresql_where=text("severity > 0"),
+            sqlite_where=text("severity > 0"),
+        ),
         {"comment": "findings: one row per application x heuristic"},
     )
 

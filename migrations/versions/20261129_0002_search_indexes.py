@@ -1,4 +1,4 @@
-"""search indexes: trigram index for name substring search, wasted core-hours for the dashboard
+"""search and dashboard indexes: trigram name search, wasted core-hours, found findings, totals
 
 Revision ID: 0002
 Revises: 0001
@@ -7,6 +7,7 @@ Create Date: 2026-11-29 20:00:00
 
 from collections.abc import Sequence
 
+import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0002"
@@ -30,9 +31,28 @@ def upgrade() -> None:
     else:
         op.create_index("ix_application_name_trgm", "application", ["name"])
     op.create_index("ix_application_wasted_core_hours", "application", ["wasted_core_hours"])
+    op.create_index(
+        "ix_analysis_result_found",
+        "analysis_result",
+        ["application_id", "heuristic"],
+        postgresql_where=sa.text("severity > 0"),
+        sqlite_where=sa.text("severity > 0"),
+    )
+    if bind.dialect.name == "postgresql":
+        op.drop_index("ix_application_start_time_ms", table_name="application")
+        op.create_index(
+            "ix_application_start_time_ms",
+            "application",
+            ["start_time_ms"],
+            postgresql_include=["num_executors", "num_jobs", "num_stages", "num_tasks"],
+        )
 
 
 def downgrade() -> None:
+    if op.get_bind().dialect.name == "postgresql":
+        op.drop_index("ix_application_start_time_ms", table_name="application")
+        op.create_index("ix_application_start_time_ms", "application", ["start_time_ms"])
+    op.drop_index("ix_analysis_result_found", table_name="analysis_result")
     op.drop_index("ix_application_wasted_core_hours", table_name="application")
     op.drop_index("ix_application_name_trgm", table_name="application")
     # The extension may serve other tables: it is left installed.
