@@ -286,7 +286,13 @@ def cron_spec(minutes: int) -> str:
 
 def crontab_line(minutes: int, config: Config, log_file: str | None) -> str:
     """A crontab line with the environment, a lock and a log file."""
-    exe = shutil.which("sparkscope") or f"{sys.executable} -m sparkscope"
+    # The script installed beside this interpreter (a virtualenv's bin/), else the one on PATH.
+    beside = Path(sys.executable).parent / "sparkscope"
+    exe = (
+        str(beside)
+        if beside.is_file()
+        else (shutil.which("sparkscope") or f"{sys.executable} -m sparkscope")
+    )
     env = []
     if config.source:
         env.append(f"SPARKSCOPE_CONFIG={shlex.quote(str(Path(config.source).resolve()))}")

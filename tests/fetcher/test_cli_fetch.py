@@ -158,7 +158,8 @@ def test_schedule_rejects_uneven_intervals(every: str) -> None:
         parse_interval(every)
 
 
-def test_schedule_prints_line_with_config_path(tmp_path: Path) -> None:
+def test_schedule_prints_line_with_config_path(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("SPARKSCOPE_DATA_DIR", raising=False)
     cfg = tmp_path / "s.yaml"
     cfg.write_text("data_dir: /srv/ss\n")
     result = CliRunner().invoke(cli, ["--config", str(cfg), "schedule", "--every", "10m"])
