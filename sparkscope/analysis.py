@@ -370,7 +370,8 @@ def _store(
                 }
             )
     if rows:
-        session.execute(insert(AnalysisResult), rows)
+        # Core insert of the table: one multi-row statement per batch (the ORM form goes row by row).
+        session.execute(insert(cast(Table, AnalysisResult.__table__)), rows)
     table = cast(Table, Application.__table__)
     session.execute(
         table.update()
