@@ -5,8 +5,9 @@ Session), each with connection reuse, (connect, read) timeouts and urllib3 retri
 backoff and jitter on connection errors, 429 and 5xx. Failures raise typed :class:`ShsError`\\ s
 that carry the URL; nothing returns ``None``.
 
-A server URL that is a folder or ``file://`` URL is read through :class:`RecordingAdapter`'s
-counterpart :class:`fetcher.replay.DirectoryAdapter`, so recorded data goes through the same code.
+A server URL that is a folder or ``file://`` URL (a recording made by ``sparkscope dump``) is read
+through :class:`fetcher.replay.DirectoryAdapter`, a transport adapter, so recorded data goes through
+exactly the same code.
 """
 
 from __future__ import annotations
