@@ -211,19 +211,16 @@ def register(cli: click.Group) -> None:
         config: Config, server_url: str, out_dir: str, limit: int | None, app_ids: tuple[str, ...]
     ) -> None:
         """Record a server's responses into a folder that `fetch --url DIR` replays."""
+        from fetcher.client import ShsError
         from fetcher.dump import dump_server
 
         try:
             stats = dump_server(
                 server_for_url(server_url), config.fetcher, Path(out_dir), limit, app_ids
             )
-        except Exception as exc:  # noqa: BLE001 - report any failure as one line
-            from fetcher.client import ShsError
-
-            if isinstance(exc, ShsError):
-                click.echo(f"sparkscope dump: {exc}", err=True)
-                sys.exit(EXIT_UNREACHABLE)
-            raise
+        except ShsError as exc:
+            click.echo(f"sparkscope dump: {exc}", err=True)
+            sys.exit(EXIT_UNREACHABLE)
         click.echo(
             f"recorded {stats['apps']} applications, {stats['requests']} requests into {out_dir}"
         )
