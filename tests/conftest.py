@@ -122,3 +122,13 @@ def session(pg_engine: Engine) -> Iterator[Session]:
         finally:
             sess.close()
             trans.rollback()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+    """In CI (``CI`` set) a skipped test is a failure: every test must run there, none silently skipped."""
+    outcome = yield
+    report = outcome.get_result()
+    if os.environ.get("CI") and report.skipped and not hasattr(report, "wasxfail"):
+        report.outcome = "failed"
+        report.longrepr = f"skipped in CI, which must run every test: {report.longrepr}"
