@@ -396,7 +396,7 @@ def _fetch_and_load(
             entry = next(queue, None)
             if entry is None:
                 return
-            pending[pool.submit(_fetch_in_worker, client, entry, fcfg, redaction)] = entry
+            pending[pool.submit(fetch_app, client, entry, fcfg, redaction)] = entry
 
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="shs") as pool:
         submit_more(pool)
@@ -422,12 +422,6 @@ def _fetch_and_load(
                 if progress is not None:
                     progress(done, len(todo), entry.app_id)
             submit_more(pool)
-
-
-def _fetch_in_worker(
-    client: ShsClient, entry: AppEntry, fcfg: FetcherConfig, redaction: re.Pattern[str]
-) -> AppBundle:
-    return fetch_app(client, entry, fcfg, redaction)
 
 
 def _load(
