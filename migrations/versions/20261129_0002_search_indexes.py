@@ -32,6 +32,12 @@ def upgrade() -> None:
         op.create_index("ix_application_name_trgm", "application", ["name"])
     op.create_index("ix_application_wasted_core_hours", "application", ["wasted_core_hours"])
     op.create_index(
+        "ix_application_start_waste",
+        "application",
+        ["start_time_ms"],
+        postgresql_include=["spark_user", "queue", "wasted_core_hours"],
+    )
+    op.create_index(
         "ix_analysis_result_found",
         "analysis_result",
         ["application_id", "heuristic"],
@@ -53,6 +59,7 @@ def downgrade() -> None:
         op.drop_index("ix_application_start_time_ms", table_name="application")
         op.create_index("ix_application_start_time_ms", "application", ["start_time_ms"])
     op.drop_index("ix_analysis_result_found", table_name="analysis_result")
+    op.drop_index("ix_application_start_waste", table_name="application")
     op.drop_index("ix_application_wasted_core_hours", table_name="application")
     op.drop_index("ix_application_name_trgm", table_name="application")
     # The extension may serve other tables: it is left installed.
