@@ -89,11 +89,12 @@ class Application(Base):
         Index("ix_application_worst_severity_start", "worst_severity", "start_time_ms"),
         Index("ix_application_duration_ms", "duration_ms"),
         Index("ix_application_wasted_core_hours", "wasted_core_hours"),
-        # The dashboard's waste by user and queue over a period, as an index-only scan.
+        # The dashboard over a period (waste by user and queue, findings of the period's apps) as
+        # index-only scans.
         Index(
             "ix_application_start_waste",
             "start_time_ms",
-            postgresql_include=["spark_user", "queue", "wasted_core_hours"],
+            postgresql_include=["id", "spark_user", "queue", "wasted_core_hours"],
         ),
         # Case-insensitive substring search on names (ILIKE '%x%') on PostgreSQL; a plain index
         # on SQLite, which has no trigram indexes.

@@ -35,7 +35,7 @@ def upgrade() -> None:
         "ix_application_start_waste",
         "application",
         ["start_time_ms"],
-        postgresql_include=["spark_user", "queue", "wasted_core_hours"],
+        postgresql_include=["id", "spark_user", "queue", "wasted_core_hours"],
     )
     op.create_index(
         "ix_analysis_result_found",
