@@ -11,6 +11,7 @@ task distributions, slowest and failed tasks, executors, Spark properties.
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import time
@@ -88,14 +89,13 @@ def main(argv: list[str] | None = None) -> int:
     """Build the data set, re-score it, print apps/s."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--apps", type=int, default=10_000)
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="scoring processes")
     ap.add_argument(
         "--database-url", help="an empty PostgreSQL database (default: a throwaway one)"
     )
     args = ap.parse_args(argv)
     url = args.database_url or throwaway_database()
     env = {"SPARKSCOPE_DATABASE_URL": url}
-    import os
-
     subprocess.run(
         [sys.executable, "-m", "sparkscope", "db", "upgrade"],
         check=True,
@@ -132,13 +132,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  load inputs       {len(ids) / (t1 - t0):8.0f} apps/s (one batch of {len(ids)})")
     print(f"  run heuristics    {len(ids) / (t2 - t1):8.0f} apps/s")
 
-    stats = analyze_all(factory, registry, force=True)
-    with factory() as s:
-        stored = s.scalar(select(func.count()).select_from(AnalysisResult))
-    print(
-        f"  analyze --force   {stats.analysed / stats.seconds:8.0f} apps/s "
-        f"({stats.analysed} apps in {stats.seconds:.1f} s, {stored} findings stored; target >= 2,000)"
-    )
+    for workers in sorted({1, args.workers}):
+        stats = analyze_all(factory, registry, force=True, workers=workers)
+        with factory() as s:
+            stored = s.scalar(select(func.count()).select_from(AnalysisResult))
+        print(
+            f"  analyze --force   {stats.analysed / stats.seconds:8.0f} apps/s, {workers} process(es) "
+            f"({stats.analysed} apps in {stats.seconds:.1f} s, {stored} findings stored; target >= 2,000)"
+        )
     engine.dispose()
     return 0
 

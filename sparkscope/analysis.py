@@ -13,7 +13,10 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from itertools import repeat
+from multiprocessing import get_context
 from typing import Any, cast
 
 from sqlalchemy import Table, bindparam, delete, insert, select
@@ -445,8 +448,13 @@ def analyze_all(
     app_ids: Sequence[str] | None = None,
     force: bool = False,
     batch_size: int = BATCH_SIZE,
+    workers: int = 1,
 ) -> AnalyzeStats:
-    """Re-score stored applications in batches, one transaction per batch."""
+    """Re-score stored applications in batches, one transaction per batch.
+
+    With ``workers`` > 1 the batches are spread over that many processes (scoring is CPU-bound
+    Python, so threads would not help); each process opens its own database connection.
+    """
     started = time.perf_counter()
     with factory() as session:
         query = select(Application.id, Application.analysis_fingerprint)
@@ -454,7 +462,32 @@ def analyze_all(
             query = query.where(Application.app_id.in_(list(app_ids)))
         rows = session.execute(query.order_by(Application.id)).all()
     todo = [pk for pk, fp in rows if force or fp != registry.fingerprint]
-    for i in range(0, len(todo), batch_size):
-        with factory() as session, session.begin():
-            analyze_apps(session, todo[i : i + batch_size], registry)
+    batches = [todo[i : i + batch_size] for i in range(0, len(todo), batch_size)]
+    if workers > 1 and len(batches) > 1:
+        bind = factory.kw["bind"]
+        url = bind.url.render_as_string(hide_password=False)
+        config = registry.effective_config()
+        with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+            for _ in pool.map(_analyze_batch_in_worker, repeat(url), repeat(config), batches):
+                pass
+    else:
+        for batch in batches:
+            with factory() as session, session.begin():
+                analyze_apps(session, batch, registry)
     return AnalyzeStats(len(todo), len(rows) - len(todo), time.perf_counter() - started)
+
+
+_WORKER: dict[str, tuple[sessionmaker[Session], Registry]] = {}
+
+
+def _analyze_batch_in_worker(url: str, config: dict[str, Any], ids: list[int]) -> None:
+    """One batch in a worker process, which keeps its engine and registry between batches."""
+    state = _WORKER.get(url)
+    if state is None:
+        from sparkscope.db import make_engine, make_sessionmaker
+
+        state = (make_sessionmaker(make_engine(url)), build_registry(config))
+        _WORKER[url] = state
+    factory, registry = state
+    with factory() as session, session.begin():
+        analyze_apps(session, ids, registry)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from collections.abc import Callable
 from functools import update_wrapper
@@ -156,8 +157,15 @@ def serve(config: Config, host: str | None, port: int | None, debug: bool) -> No
 @cli.command()
 @click.option("--app-id", "app_ids", multiple=True, help="Only this application id (repeatable).")
 @click.option("--force", is_flag=True, help="Re-score even applications scored with this config.")
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=lambda: os.cpu_count() or 1,
+    show_default="number of CPUs",
+    help="Processes to score with.",
+)
 @pass_config
-def analyze(config: Config, app_ids: tuple[str, ...], force: bool) -> None:
+def analyze(config: Config, app_ids: tuple[str, ...], force: bool, workers: int) -> None:
     """Re-score stored applications with the current heuristics config."""
     from sparkscope import analysis
     from sparkscope.db import make_engine, make_sessionmaker
@@ -168,7 +176,7 @@ def analyze(config: Config, app_ids: tuple[str, ...], force: bool) -> None:
         fail_usage(f"config error: {exc}")
     engine = make_engine(config.database_url)
     stats = analysis.analyze_all(
-        make_sessionmaker(engine), registry, app_ids=app_ids or None, force=force
+        make_sessionmaker(engine), registry, app_ids=app_ids or None, force=force, workers=workers
     )
     click.echo(
         f"analysed {stats.analysed} applications ({stats.skipped} already current) "

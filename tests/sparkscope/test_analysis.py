@@ -12,7 +12,13 @@ from click.testing import CliRunner
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from sparkscope.analysis import HeuristicsState, ensure_analyzed, load_app_data, load_heuristics
+from sparkscope.analysis import (
+    HeuristicsState,
+    analyze_all,
+    ensure_analyzed,
+    load_app_data,
+    load_heuristics,
+)
 from sparkscope.cli import cli
 from sparkscope.db import make_engine, make_sessionmaker
 from sparkscope.models import AnalysisResult, Application, Stage, Task
@@ -185,3 +191,26 @@ def test_resources_are_consistent_on_the_recorded_apps(factory) -> None:
                 assert sum(r or 0 for r in rows) == total
                 checked += 1
         assert checked >= 20
+
+
+def test_worker_processes_store_the_same_findings_as_one_process(factory) -> None:
+    registry = load_heuristics(str(BUNDLED))
+
+    def stored() -> list[tuple]:
+        with factory() as s:
+            return s.execute(
+                select(
+                    AnalysisResult.application_id,
+                    AnalysisResult.heuristic,
+                    AnalysisResult.severity,
+                    AnalysisResult.title,
+                    AnalysisResult.fingerprint,
+                ).order_by(AnalysisResult.application_id, AnalysisResult.heuristic)
+            ).all()
+
+    one = analyze_all(factory, registry, force=True, batch_size=4)
+    single = stored()
+    two = analyze_all(factory, registry, force=True, batch_size=4, workers=2)
+    assert one.analysed == two.analysed == 21
+    assert stored() == single
+    assert {row[4] for row in single} == {registry.fingerprint}
