@@ -7,12 +7,13 @@ the old ones in one transaction. ``sparkscope analyze`` and the fetcher use :fun
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from itertools import repeat
@@ -99,11 +100,32 @@ class HeuristicsState:
 # ------------------------------------------------------------------------------------- loading
 
 
-def _props(rows: Iterable[Any]) -> dict[int, dict[str, str]]:
-    out: dict[int, dict[str, str]] = defaultdict(dict)
-    for app_pk, name, value in rows:
-        out[app_pk][name] = value if value is not None else ""
-    return out
+def _field_names(dc: type, *, drop: tuple[str, ...] = ()) -> list[str]:
+    return [f.name for f in dataclasses.fields(dc) if f.name not in drop]
+
+
+def _rows_by_app(
+    session: Session, model: Any, columns: list[str], ids: list[int], order_by: tuple[Any, ...] = ()
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(application.id, {column: value}) for the rows of ``model`` under the given applications.
+
+    The dataclasses in heuristics.base name their fields after these columns, so a field list is
+    also the column list.
+    """
+    query = (
+        select(model.application_id.label("_app"), *(getattr(model, c).label(c) for c in columns))
+        .where(model.application_id.in_(ids))
+        .order_by(*order_by)
+    )
+    for row in session.execute(query).mappings():
+        values = dict(row)
+        yield values.pop("_app"), values
+
+
+EXECUTOR_COLUMNS = [*_field_names(hb.ExecutorSummary, drop=("host",)), "host_port"]
+JOB_COLUMNS = _field_names(hb.JobSummary)
+STAGE_COLUMNS = _field_names(hb.StageSummary, drop=("distribution",))
+TASK_COLUMNS = [*_field_names(hb.TaskSummary, drop=("index",)), "index"]
 
 
 def load_app_data(session: Session, application_ids: Sequence[int]) -> dict[int, hb.AppData]:
@@ -123,94 +145,28 @@ def load_app_data(session: Session, application_ids: Sequence[int]) -> dict[int,
             Application.duration_ms,
         ).where(Application.id.in_(ids))
     ).all()
-    props = _props(
-        session.execute(
-            select(
-                EnvironmentProperty.application_id,
-                EnvironmentProperty.name,
-                EnvironmentProperty.value,
-            )
-            .where(EnvironmentProperty.application_id.in_(ids))
-            .where(EnvironmentProperty.section == "spark")
+    props: dict[int, dict[str, str]] = defaultdict(dict)
+    for app_pk, name, value in session.execute(
+        select(
+            EnvironmentProperty.application_id, EnvironmentProperty.name, EnvironmentProperty.value
         )
-    )
+        .where(EnvironmentProperty.application_id.in_(ids))
+        .where(EnvironmentProperty.section == "spark")
+    ):
+        props[app_pk][name] = value if value is not None else ""
+
     execs: dict[int, list[hb.ExecutorSummary]] = defaultdict(list)
-    for er in session.execute(
-        select(
-            Executor.application_id,
-            Executor.executor_id,
-            Executor.is_driver,
-            Executor.host_port,
-            Executor.total_cores,
-            Executor.max_memory_bytes,
-            Executor.add_time_ms,
-            Executor.remove_time_ms,
-            Executor.remove_reason,
-            Executor.total_duration_ms,
-            Executor.total_gc_time_ms,
-            Executor.total_tasks,
-            Executor.failed_tasks,
-            Executor.completed_tasks,
-            Executor.total_input_bytes,
-            Executor.total_shuffle_read_bytes,
-            Executor.total_shuffle_write_bytes,
-            Executor.peak_jvm_heap_bytes,
-            Executor.peak_jvm_offheap_bytes,
-        ).where(Executor.application_id.in_(ids))
-    ):
-        host = er.host_port.rsplit(":", 1)[0] if er.host_port else None
-        execs[er.application_id].append(
-            hb.ExecutorSummary(
-                executor_id=er.executor_id,
-                is_driver=er.is_driver,
-                host=host,
-                total_cores=er.total_cores,
-                max_memory_bytes=er.max_memory_bytes,
-                add_time_ms=er.add_time_ms,
-                remove_time_ms=er.remove_time_ms,
-                remove_reason=er.remove_reason,
-                total_duration_ms=er.total_duration_ms,
-                total_gc_time_ms=er.total_gc_time_ms,
-                total_tasks=er.total_tasks,
-                failed_tasks=er.failed_tasks,
-                completed_tasks=er.completed_tasks,
-                total_input_bytes=er.total_input_bytes,
-                total_shuffle_read_bytes=er.total_shuffle_read_bytes,
-                total_shuffle_write_bytes=er.total_shuffle_write_bytes,
-                peak_jvm_heap_bytes=er.peak_jvm_heap_bytes,
-                peak_jvm_offheap_bytes=er.peak_jvm_offheap_bytes,
-            )
-        )
+    for app_pk, v in _rows_by_app(session, Executor, EXECUTOR_COLUMNS, ids):
+        host_port = v.pop("host_port")
+        host = host_port.rsplit(":", 1)[0] if host_port else None
+        execs[app_pk].append(hb.ExecutorSummary(host=host, **v))
+
     jobs: dict[int, list[hb.JobSummary]] = defaultdict(list)
-    for jr in session.execute(
-        select(
-            Job.application_id,
-            Job.job_id,
-            Job.name,
-            Job.status,
-            Job.submission_time_ms,
-            Job.completion_time_ms,
-            Job.num_tasks,
-            Job.num_failed_tasks,
-            Job.num_failed_stages,
-            Job.stage_ids,
-        )
-        .where(Job.application_id.in_(ids))
-        .order_by(Job.application_id, Job.job_id)
-    ):
-        jobs[jr.application_id].append(
-            hb.JobSummary(
-                job_id=jr.job_id,
-                name=jr.name or "",
-                status=jr.status,
-                submission_time_ms=jr.submission_time_ms,
-                completion_time_ms=jr.completion_time_ms,
-                num_tasks=jr.num_tasks,
-                num_failed_tasks=jr.num_failed_tasks,
-                num_failed_stages=jr.num_failed_stages,
-                stage_ids=tuple(jr.stage_ids or ()),
-            )
-        )
+    for app_pk, v in _rows_by_app(session, Job, JOB_COLUMNS, ids, (Job.application_id, Job.job_id)):
+        v["name"] = v["name"] or ""
+        v["stage_ids"] = tuple(v["stage_ids"] or ())
+        jobs[app_pk].append(hb.JobSummary(**v))
+
     dists: dict[tuple[int, int, int], hb.TaskDistribution] = {}
     metric_cols = [StageTaskDistribution.metrics[k] for k in hb.DISTRIBUTION_METRICS]
     for dr in session.execute(
@@ -226,106 +182,21 @@ def load_app_data(session: Session, application_ids: Sequence[int]) -> dict[int,
             k: v for k, v in zip(hb.DISTRIBUTION_METRICS, dr[4:], strict=True) if v is not None
         }
         dists[(dr[0], dr[1], dr[2])] = hb.TaskDistribution(quantiles=dr[3], metrics=metrics)
+
     stages: dict[int, list[hb.StageSummary]] = defaultdict(list)
-    for sr in session.execute(
-        select(
-            Stage.application_id,
-            Stage.stage_id,
-            Stage.attempt_id,
-            Stage.name,
-            Stage.status,
-            Stage.num_tasks,
-            Stage.num_complete_tasks,
-            Stage.num_failed_tasks,
-            Stage.num_killed_tasks,
-            Stage.submission_time_ms,
-            Stage.first_task_launched_time_ms,
-            Stage.completion_time_ms,
-            Stage.executor_run_time_ms,
-            Stage.executor_cpu_time_ns,
-            Stage.jvm_gc_time_ms,
-            Stage.input_bytes,
-            Stage.output_bytes,
-            Stage.shuffle_read_bytes,
-            Stage.shuffle_write_bytes,
-            Stage.shuffle_fetch_wait_ms,
-            Stage.memory_bytes_spilled,
-            Stage.disk_bytes_spilled,
-            Stage.failure_reason,
-        )
-        .where(Stage.application_id.in_(ids))
-        .order_by(Stage.application_id, Stage.stage_id, Stage.attempt_id)
-    ):
-        stages[sr.application_id].append(
-            hb.StageSummary(
-                stage_id=sr.stage_id,
-                attempt_id=sr.attempt_id,
-                name=sr.name or "",
-                status=sr.status,
-                num_tasks=sr.num_tasks,
-                num_complete_tasks=sr.num_complete_tasks,
-                num_failed_tasks=sr.num_failed_tasks,
-                num_killed_tasks=sr.num_killed_tasks,
-                submission_time_ms=sr.submission_time_ms,
-                first_task_launched_time_ms=sr.first_task_launched_time_ms,
-                completion_time_ms=sr.completion_time_ms,
-                executor_run_time_ms=sr.executor_run_time_ms,
-                executor_cpu_time_ns=sr.executor_cpu_time_ns,
-                jvm_gc_time_ms=sr.jvm_gc_time_ms,
-                input_bytes=sr.input_bytes,
-                output_bytes=sr.output_bytes,
-                shuffle_read_bytes=sr.shuffle_read_bytes,
-                shuffle_write_bytes=sr.shuffle_write_bytes,
-                shuffle_fetch_wait_ms=sr.shuffle_fetch_wait_ms,
-                memory_bytes_spilled=sr.memory_bytes_spilled,
-                disk_bytes_spilled=sr.disk_bytes_spilled,
-                failure_reason=sr.failure_reason,
-                distribution=dists.get((sr.application_id, sr.stage_id, sr.attempt_id)),
-            )
-        )
+    order = (Stage.application_id, Stage.stage_id, Stage.attempt_id)
+    for app_pk, v in _rows_by_app(session, Stage, STAGE_COLUMNS, ids, order):
+        v["name"] = v["name"] or ""
+        dist = dists.get((app_pk, v["stage_id"], v["attempt_id"]))
+        stages[app_pk].append(hb.StageSummary(distribution=dist, **v))
+
     tasks: dict[int, list[hb.TaskSummary]] = defaultdict(list)
-    for tr in session.execute(
-        select(
-            Task.application_id,
-            Task.stage_id,
-            Task.stage_attempt_id,
-            Task.task_id,
-            Task.index.label("task_index"),
-            Task.attempt,
-            Task.executor_id,
-            Task.status,
-            Task.duration_ms,
-            Task.executor_run_time_ms,
-            Task.input_bytes,
-            Task.shuffle_read_bytes,
-            Task.memory_bytes_spilled,
-            Task.disk_bytes_spilled,
-            Task.error_message,
-        )
-        .where(Task.application_id.in_(ids))
-        .order_by(Task.application_id, Task.stage_id, Task.task_id)
-    ):
-        tasks[tr.application_id].append(
-            hb.TaskSummary(
-                stage_id=tr.stage_id,
-                stage_attempt_id=tr.stage_attempt_id,
-                task_id=tr.task_id,
-                index=tr.task_index,
-                attempt=tr.attempt,
-                executor_id=tr.executor_id,
-                status=tr.status,
-                duration_ms=tr.duration_ms,
-                executor_run_time_ms=tr.executor_run_time_ms,
-                input_bytes=tr.input_bytes,
-                shuffle_read_bytes=tr.shuffle_read_bytes,
-                memory_bytes_spilled=tr.memory_bytes_spilled,
-                disk_bytes_spilled=tr.disk_bytes_spilled,
-                error_message=tr.error_message,
-            )
-        )
-    out: dict[int, hb.AppData] = {}
-    for a in apps:
-        out[a.id] = hb.AppData(
+    order = (Task.application_id, Task.stage_id, Task.task_id)
+    for app_pk, v in _rows_by_app(session, Task, TASK_COLUMNS, ids, order):
+        tasks[app_pk].append(hb.TaskSummary(**v))
+
+    return {
+        a.id: hb.AppData(
             app_id=a.app_id,
             attempt_id=a.attempt_id or None,
             name=a.name,
@@ -339,7 +210,8 @@ def load_app_data(session: Session, application_ids: Sequence[int]) -> dict[int,
             stages=tuple(stages.get(a.id, ())),
             tasks=tuple(tasks.get(a.id, ())),
         )
-    return out
+        for a in apps
+    }
 
 
 # ------------------------------------------------------------------------------------- scoring
