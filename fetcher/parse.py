@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-REDACTED = "*********(redacted)"
+from sparkscope.redaction import redact
 
 # SHS task-summary names -> our flattened, unit-suffixed names.
 _TASK_METRICS: dict[str, str] = {
@@ -213,14 +213,8 @@ def parse_listing(data: Any) -> list[AppEntry]:
 
 
 def redact_properties(rows: list[dict[str, Any]], pattern: re.Pattern[str]) -> list[dict[str, Any]]:
-    """Replace values whose key or value matches the redaction pattern, as Spark does."""
-    out = []
-    for row in rows:
-        value = row["value"]
-        if pattern.search(row["name"]) or (value is not None and pattern.search(value)):
-            row = {**row, "value": REDACTED}
-        out.append(row)
-    return out
+    """Replace values whose key or value matches the redaction pattern."""
+    return [{**row, "value": redact(row["name"], row["value"], pattern)} for row in rows]
 
 
 def parse_environment(

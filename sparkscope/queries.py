@@ -30,6 +30,7 @@ from sparkscope.models import (
     HistoryServer,
     Stage,
 )
+from sparkscope.redaction import redact
 from sparkscope.resources import Resources, compute_resources, cost
 
 T = TypeVar("T")
@@ -39,7 +40,6 @@ PAGE_SIZE = 50
 #: Search counts matches up to this many; beyond it the page says "10,000+".
 COUNT_CAP = 10_000
 MAX_PAGE = 100_000
-REDACTED = "*********(redacted)"
 
 
 _TTL_CACHE: dict[tuple[Any, ...], tuple[float, Any]] = {}
@@ -421,13 +421,6 @@ def shs_app_url(server_url: str, app: Application) -> str | None:
     return path
 
 
-def redact(name: str, value: str | None, redaction_regex: str) -> str | None:
-    """The value, or a mask when the key looks like a secret (the fetcher redacts too)."""
-    if value is not None and re.search(redaction_regex, name):
-        return REDACTED
-    return value
-
-
 def environment(
     session: Session, application_pk: int, redaction_regex: str
 ) -> dict[str, list[tuple[str, str | None]]]:
@@ -439,6 +432,7 @@ def environment(
         .order_by(EnvironmentProperty.section, EnvironmentProperty.name)
     )
     for section, name, value in rows:
+        # Stored values were redacted by the fetcher; a pattern widened since then applies here too.
         out[section].append((name, redact(name, value, redaction_regex)))
     return dict(out)
 

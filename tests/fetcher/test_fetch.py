@@ -15,7 +15,6 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from fetcher.job import FetchOptions, run_server
-from fetcher.parse import REDACTED
 from sparkscope.config import FetcherConfig, ServerConfig
 from sparkscope.db import make_engine, make_sessionmaker
 from sparkscope.models import (
@@ -30,6 +29,7 @@ from sparkscope.models import (
     StageTaskDistribution,
     Task,
 )
+from sparkscope.redaction import REDACTED
 from tests.fetcher import recorded
 from tests.fetcher.recorded import API, BILLING, FLAKY, HEALTHY, SKEWED
 
