@@ -9,23 +9,13 @@ from typing import Any
 from flask import Flask
 from markupsafe import Markup, escape
 
+from heuristics.base import fmt_bytes as heuristic_fmt_bytes
 from sparkscope.queries import Metric, severity_name
-
-_BYTE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
 
 
 def fmt_bytes(value: float | None) -> str:
-    """1536 -> '1.5 KiB' (binary units)."""
-    if value is None:
-        return "–"
-    size = float(value)
-    sign = "-" if size < 0 else ""
-    size = abs(size)
-    for unit in _BYTE_UNITS:
-        if size < 1024 or unit == _BYTE_UNITS[-1]:
-            return f"{sign}{size:.0f} {unit}" if unit == "B" else f"{sign}{size:.1f} {unit}"
-        size /= 1024
-    raise AssertionError("unreachable")
+    """1536 -> '1.5 KiB' (binary units, as the findings' titles write them)."""
+    return "–" if value is None else heuristic_fmt_bytes(value)
 
 
 def fmt_duration_ms(value: float | None) -> str:
