@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections import OrderedDict, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -519,13 +519,9 @@ def executors(session: Session, application_pk: int) -> list[Any]:
     )
 
 
-# Stored applications are finished and only change when re-fetched, so their resource figures
-# can be kept per process; the key holds the database and the fetch time.
-_RESOURCES_CACHE: OrderedDict[tuple[str, int, int], tuple[Resources, dict[str, Any]]] = (
-    OrderedDict()
-)
-_RESOURCES_CACHE_SIZE = 256
-_RESOURCES_LOCK = threading.Lock()
+# Stored applications are finished and only change when re-fetched, so their resource figures are
+# kept per process; the key holds the database and the fetch time.
+RESOURCES_CACHE_SECONDS = 3600.0
 
 
 def resources(
@@ -535,22 +531,19 @@ def resources(
     gb_hour_price: float | None = None,
 ) -> dict[str, Any] | None:
     """Resource accounting of one application (issue 6), with money when prices are set."""
-    key = (db_key(session), app.id, app.fetched_at_ms)
-    with _RESOURCES_LOCK:
-        cached = _RESOURCES_CACHE.get(key)
-        if cached is not None:
-            _RESOURCES_CACHE.move_to_end(key)
-    if cached is None:
+
+    def compute() -> tuple[Resources, dict[str, Any]] | None:
         data = load_app_data(session, [app.id]).get(app.id)
         if data is None:
             return None
         computed = compute_resources(data)
-        cached = (computed, computed.to_dict())
-        with _RESOURCES_LOCK:
-            _RESOURCES_CACHE[key] = cached
-            while len(_RESOURCES_CACHE) > _RESOURCES_CACHE_SIZE:
-                _RESOURCES_CACHE.popitem(last=False)
-    computed, figures = cached
+        return computed, computed.to_dict()
+
+    key = ("resources", db_key(session), app.id, app.fetched_at_ms)
+    entry = cached(key, RESOURCES_CACHE_SECONDS, compute)
+    if entry is None:
+        return None
+    computed, figures = entry
     # Money is the cached figures times the prices in force now.
     return {**figures, "cost": cost(computed, core_hour_price, gb_hour_price)}
 
