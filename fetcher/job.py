@@ -41,6 +41,15 @@ from fetcher.parse import (
     parse_task_list,
     parse_task_summary,
 )
+from heuristics.base import AppData
+from sparkscope.analysis import (
+    distribution_input,
+    executor_input,
+    job_input,
+    score_and_store,
+    stage_input,
+    task_input,
+)
 from sparkscope.config import FetcherConfig, ServerConfig
 from sparkscope.db import now_ms
 from sparkscope.models import Application, FetchFailure, FetchRun
@@ -432,12 +441,44 @@ def _load(
         with factory() as session, session.begin():
             app_pk = loader.load_application(session, server_id, bundle)
             if registry is not None:
-                from sparkscope.analysis import analyze_apps
-
-                analyze_apps(session, [app_pk], registry)
+                # Score the rows in memory rather than reading back what was just written.
+                score_and_store(session, {app_pk: app_data(bundle)}, registry)
     except SQLAlchemyError as exc:
         return f"database error: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
     return None
+
+
+def app_data(bundle: AppBundle) -> AppData:
+    """The heuristic inputs of a fetched application, from its parsed rows."""
+    e = bundle.entry
+    known = {(s["stage_id"], s["attempt_id"]) for s in bundle.stages}
+    dists = {
+        (d["stage_id"], d["attempt_id"]): distribution_input(d["quantiles"], d["metrics"])
+        for d in bundle.distributions
+    }
+    return AppData(
+        app_id=e.app_id,
+        attempt_id=e.attempt_id,
+        name=e.name,
+        user=e.user,
+        start_time_ms=e.start_time_ms,
+        end_time_ms=e.end_time_ms,
+        duration_ms=e.duration_ms or 0,
+        spark_properties={
+            p["name"]: p["value"] or "" for p in bundle.environment if p["section"] == "spark"
+        },
+        executors=tuple(executor_input(x) for x in bundle.executors),
+        jobs=tuple(job_input(j) for j in sorted(bundle.jobs, key=lambda j: j["job_id"])),
+        stages=tuple(
+            stage_input(s, dists.get((s["stage_id"], s["attempt_id"])))
+            for s in sorted(bundle.stages, key=lambda s: (s["stage_id"], s["attempt_id"]))
+        ),
+        tasks=tuple(
+            task_input(t)
+            for t in sorted(bundle.tasks, key=lambda t: (t["stage_id"], t["task_id"]))
+            if (t["stage_id"], t["stage_attempt_id"]) in known
+        ),
+    )
 
 
 def _record_failure(

@@ -13,7 +13,7 @@ import os
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from itertools import repeat
@@ -122,10 +122,49 @@ def _rows_by_app(
         yield values.pop("_app"), values
 
 
-EXECUTOR_COLUMNS = [*_field_names(hb.ExecutorSummary, drop=("host",)), "host_port"]
+EXECUTOR_FIELDS = _field_names(hb.ExecutorSummary, drop=("host",))
+EXECUTOR_COLUMNS = [*EXECUTOR_FIELDS, "host_port"]
 JOB_COLUMNS = _field_names(hb.JobSummary)
 STAGE_COLUMNS = _field_names(hb.StageSummary, drop=("distribution",))
-TASK_COLUMNS = [*_field_names(hb.TaskSummary, drop=("index",)), "index"]
+TASK_COLUMNS = _field_names(hb.TaskSummary)
+
+
+# Row (a database row or a fetched row dict, which share column names) -> heuristic input.
+
+
+def executor_input(row: Mapping[str, Any]) -> hb.ExecutorSummary:
+    """An executor row as the heuristics see it."""
+    host_port = row.get("host_port")
+    host = host_port.rsplit(":", 1)[0] if host_port else None
+    return hb.ExecutorSummary(host=host, **{k: row[k] for k in EXECUTOR_FIELDS})
+
+
+def job_input(row: Mapping[str, Any]) -> hb.JobSummary:
+    """A job row as the heuristics see it."""
+    values = {k: row[k] for k in JOB_COLUMNS}
+    values["name"] = values["name"] or ""
+    values["stage_ids"] = tuple(values["stage_ids"] or ())
+    return hb.JobSummary(**values)
+
+
+def distribution_input(
+    quantiles: Sequence[float], metrics: Mapping[str, Any]
+) -> hb.TaskDistribution:
+    """A stage's task quantiles, reduced to the metrics the heuristics read."""
+    kept = {k: metrics[k] for k in hb.DISTRIBUTION_METRICS if metrics.get(k) is not None}
+    return hb.TaskDistribution(quantiles=quantiles, metrics=kept)
+
+
+def stage_input(row: Mapping[str, Any], dist: hb.TaskDistribution | None) -> hb.StageSummary:
+    """A stage attempt row (with its distribution) as the heuristics see it."""
+    values = {k: row[k] for k in STAGE_COLUMNS}
+    values["name"] = values["name"] or ""
+    return hb.StageSummary(distribution=dist, **values)
+
+
+def task_input(row: Mapping[str, Any]) -> hb.TaskSummary:
+    """A task row as the heuristics see it."""
+    return hb.TaskSummary(**{k: row[k] for k in TASK_COLUMNS})
 
 
 def load_app_data(session: Session, application_ids: Sequence[int]) -> dict[int, hb.AppData]:
@@ -157,15 +196,11 @@ def load_app_data(session: Session, application_ids: Sequence[int]) -> dict[int,
 
     execs: dict[int, list[hb.ExecutorSummary]] = defaultdict(list)
     for app_pk, v in _rows_by_app(session, Executor, EXECUTOR_COLUMNS, ids):
-        host_port = v.pop("host_port")
-        host = host_port.rsplit(":", 1)[0] if host_port else None
-        execs[app_pk].append(hb.ExecutorSummary(host=host, **v))
+        execs[app_pk].append(executor_input(v))
 
     jobs: dict[int, list[hb.JobSummary]] = defaultdict(list)
     for app_pk, v in _rows_by_app(session, Job, JOB_COLUMNS, ids, (Job.application_id, Job.job_id)):
-        v["name"] = v["name"] or ""
-        v["stage_ids"] = tuple(v["stage_ids"] or ())
-        jobs[app_pk].append(hb.JobSummary(**v))
+        jobs[app_pk].append(job_input(v))
 
     dists: dict[tuple[int, int, int], hb.TaskDistribution] = {}
     metric_cols = [StageTaskDistribution.metrics[k] for k in hb.DISTRIBUTION_METRICS]
@@ -178,22 +213,19 @@ def load_app_data(session: Session, application_ids: Sequence[int]) -> dict[int,
             *metric_cols,
         ).where(StageTaskDistribution.application_id.in_(ids))
     ):
-        metrics = {
-            k: v for k, v in zip(hb.DISTRIBUTION_METRICS, dr[4:], strict=True) if v is not None
-        }
-        dists[(dr[0], dr[1], dr[2])] = hb.TaskDistribution(quantiles=dr[3], metrics=metrics)
+        metrics = dict(zip(hb.DISTRIBUTION_METRICS, dr[4:], strict=True))
+        dists[(dr[0], dr[1], dr[2])] = distribution_input(dr[3], metrics)
 
     stages: dict[int, list[hb.StageSummary]] = defaultdict(list)
     order = (Stage.application_id, Stage.stage_id, Stage.attempt_id)
     for app_pk, v in _rows_by_app(session, Stage, STAGE_COLUMNS, ids, order):
-        v["name"] = v["name"] or ""
         dist = dists.get((app_pk, v["stage_id"], v["attempt_id"]))
-        stages[app_pk].append(hb.StageSummary(distribution=dist, **v))
+        stages[app_pk].append(stage_input(v, dist))
 
     tasks: dict[int, list[hb.TaskSummary]] = defaultdict(list)
     order = (Task.application_id, Task.stage_id, Task.task_id)
     for app_pk, v in _rows_by_app(session, Task, TASK_COLUMNS, ids, order):
-        tasks[app_pk].append(hb.TaskSummary(**v))
+        tasks[app_pk].append(task_input(v))
 
     return {
         a.id: hb.AppData(
@@ -274,7 +306,13 @@ def analyze_apps(
     session: Session, application_ids: Sequence[int], registry: Registry
 ) -> dict[int, list[HeuristicResult]]:
     """Score the given applications and replace their findings (the caller commits)."""
-    data = load_app_data(session, application_ids)
+    return score_and_store(session, load_app_data(session, application_ids), registry)
+
+
+def score_and_store(
+    session: Session, data: Mapping[int, hb.AppData], registry: Registry
+) -> dict[int, list[HeuristicResult]]:
+    """Score already-built inputs (application.id -> AppData) and replace their findings."""
     scored = {pk: registry.run(app) for pk, app in data.items()}
     resources = {pk: compute_resources(app) for pk, app in data.items()}
     if scored:

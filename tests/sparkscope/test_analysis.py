@@ -214,3 +214,36 @@ def test_worker_processes_store_the_same_findings_as_one_process(factory) -> Non
     assert one.analysed == two.analysed == 21
     assert stored() == single
     assert {row[4] for row in single} == {registry.fingerprint}
+
+
+def test_fetch_scores_in_memory_exactly_as_a_rescore_from_the_database(
+    fresh_pg_url: str, monkeypatch
+) -> None:
+    """The fetcher scores the rows it just parsed; re-reading them from the database must agree."""
+    monkeypatch.setenv("SPARKSCOPE_DATABASE_URL", fresh_pg_url)
+    result = CliRunner().invoke(cli, ["fetch", "--url", str(RECORDING)])
+    assert result.exit_code == 0, result.output
+    engine = make_engine(fresh_pg_url)
+    factory = make_sessionmaker(engine)
+
+    def findings() -> list[tuple]:
+        with factory() as s:
+            return s.execute(
+                select(
+                    Application.app_id,
+                    AnalysisResult.heuristic,
+                    AnalysisResult.severity,
+                    AnalysisResult.title,
+                    AnalysisResult.value,
+                    AnalysisResult.result,
+                )
+                .join(Application, Application.id == AnalysisResult.application_id)
+                .order_by(Application.app_id, AnalysisResult.heuristic)
+            ).all()
+
+    at_fetch = findings()
+    assert len(at_fetch) == 21 * 13
+    stats = analyze_all(factory, load_heuristics(str(BUNDLED)), force=True)
+    assert stats.analysed == 21
+    assert findings() == at_fetch
+    engine.dispose()
