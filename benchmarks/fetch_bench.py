@@ -59,7 +59,7 @@ def _load_recording() -> tuple[list[str], dict[str, dict[str, bytes]], list[dict
 
 def serve(port_queue: Any, n_apps: int, latency_s: float, replay_s: float) -> None:
     """Run the scaled replay server until killed (in its own process)."""
-    from fetcher.replay import _parse_shs_time
+    from fetcher.replay import filter_listing
 
     base_ids, bodies, listing = _load_recording()
     by_id = {a["id"]: a for a in listing}
@@ -106,16 +106,7 @@ def serve(port_queue: Any, n_apps: int, latency_s: float, replay_s: float) -> No
             params = parse_qsl(parts.query)
             time.sleep(latency_s)
             if path == "applications":
-                out = apps
-                for k, v in params:
-                    if k == "minEndDate":
-                        lo = _parse_shs_time(v)
-                        out = [a for a in out if a["attempts"][0]["endTimeEpoch"] >= lo]
-                    elif k == "maxEndDate":
-                        hi = _parse_shs_time(v)
-                        out = [a for a in out if a["attempts"][0]["endTimeEpoch"] <= hi]
-                limit = dict(params).get("limit")
-                self._send(200, json.dumps(out[: int(limit)] if limit else out).encode())
+                self._send(200, json.dumps(filter_listing(apps, params)).encode())
                 return
             segs = path.split("/", 2)
             if len(segs) < 3 or not segs[1].startswith("bench-"):

@@ -92,6 +92,25 @@ def _attempt_end(app: dict[str, Any]) -> int:
     return int(attempts[0].get("endTimeEpoch") or 0)
 
 
+def filter_listing(
+    apps: list[dict[str, Any]], params: list[tuple[str, str]]
+) -> list[dict[str, Any]]:
+    """Apply the SHS listing parameters (minEndDate, maxEndDate, limit), newest end first.
+
+    Raises ValueError for a date the SHS would not parse.
+    """
+    for key, value in params:
+        if key == "minEndDate":
+            lo = _parse_shs_time(value)
+            apps = [a for a in apps if _attempt_end(a) >= lo]
+        elif key == "maxEndDate":
+            hi = _parse_shs_time(value)
+            apps = [a for a in apps if _attempt_end(a) <= hi]
+    apps = sorted(apps, key=_attempt_end, reverse=True)
+    limit = dict(params).get("limit")
+    return apps[: int(limit)] if limit is not None else apps
+
+
 class DirectoryAdapter(BaseAdapter):
     """Answers requests from a folder written by :class:`DumpWriter`."""
 
@@ -142,19 +161,9 @@ class DirectoryAdapter(BaseAdapter):
             return self._respond(request, 404, b"no listing recorded")
         apps: list[dict[str, Any]] = json.loads((self.root / rel).read_bytes())
         try:
-            for key, value in params:
-                if key == "minEndDate":
-                    lo = _parse_shs_time(value)
-                    apps = [a for a in apps if _attempt_end(a) >= lo]
-                elif key == "maxEndDate":
-                    hi = _parse_shs_time(value)
-                    apps = [a for a in apps if _attempt_end(a) <= hi]
+            apps = filter_listing(apps, params)
         except ValueError as exc:
             return self._respond(request, 400, str(exc).encode())
-        apps.sort(key=_attempt_end, reverse=True)
-        limit = dict(params).get("limit")
-        if limit is not None:
-            apps = apps[: int(limit)]
         return self._respond(request, 200, json.dumps(apps).encode())
 
     def _one_app(self, request: requests.PreparedRequest, app_id: str) -> requests.Response:

@@ -11,7 +11,7 @@ from urllib.parse import parse_qsl, urlsplit
 import responses
 from responses import matchers
 
-from fetcher.replay import INDEX, LISTING_KEY, _attempt_end, _parse_shs_time
+from fetcher.replay import INDEX, LISTING_KEY, filter_listing
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDING = ROOT / "demo" / "spark-events"
@@ -79,17 +79,7 @@ def listing_callback(
     """A `responses` callback that filters ``entries`` the way the SHS does."""
 
     def callback(request: Any) -> tuple[int, dict[str, str], str]:
-        params = parse_qsl(urlsplit(request.url).query)
-        apps = list(entries)
-        for k, v in params:
-            if k == "minEndDate":
-                apps = [a for a in apps if _attempt_end(a) >= _parse_shs_time(v)]
-            if k == "maxEndDate":
-                apps = [a for a in apps if _attempt_end(a) <= _parse_shs_time(v)]
-        apps.sort(key=_attempt_end, reverse=True)
-        limit = dict(params).get("limit")
-        if limit:
-            apps = apps[: int(limit)]
+        apps = filter_listing(entries, parse_qsl(urlsplit(request.url).query))
         return 200, {"Content-Type": "application/json"}, json.dumps(apps)
 
     return callback
