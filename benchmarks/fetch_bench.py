@@ -7,7 +7,7 @@ delay on the first request of each application (a real SHS replays the event log
 
 1. the fetch (client, parse, load into a fresh database, analysis) runs in its own process, which
    reports its wall time, requests, bytes and peak RSS;
-2. a bare crawl requests exactly the URLs the fetch requested, per application in the same order,
+2. a bare crawl requests exactly the URLs the fetch requested (as the replay server logged them), per application in the same order,
    with the same thread count and one ``requests.Session`` per thread, reading every body and
    doing nothing else.
 
@@ -32,6 +32,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.request import urlopen
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDING = ROOT / "demo" / "spark-events"
@@ -85,6 +86,7 @@ def serve(port_queue: Any, n_apps: int, latency_s: float, replay_s: float) -> No
         )
     apps.sort(key=lambda a: a["attempts"][0]["endTimeEpoch"], reverse=True)
     replayed: set[str] = set()
+    served: list[str] = []
     lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
@@ -101,6 +103,12 @@ def serve(port_queue: Any, n_apps: int, latency_s: float, replay_s: float) -> No
             self.wfile.write(body)
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            if self.path == "/__served":  # what the fetch asked for, in order, for the crawl
+                with lock:
+                    self._send(200, json.dumps(served).encode())
+                return
+            with lock:
+                served.append(self.path.removeprefix("/api/v1/"))
             parts = urlsplit(self.path)
             path = unquote(parts.path).removeprefix("/api/v1/")
             params = parse_qsl(parts.query)
@@ -149,17 +157,6 @@ def run_fetch(url: str, db_url: str, threads: int, out_queue: Any) -> None:
     migrate.upgrade(db_url)
     engine = make_engine(db_url)
     registry = load_heuristics(str(BUNDLED_CONFIG_DIR / "heuristics.yaml"))
-    logged: list[str] = []
-    from fetcher import client as client_mod
-
-    original = client_mod.ShsClient.get_json
-
-    def logging_get(self: Any, request: Any) -> Any:
-        path, params = request
-        logged.append(path + ("?" + "&".join(f"{k}={v}" for k, v in params) if params else ""))
-        return original(self, request)
-
-    client_mod.ShsClient.get_json = logging_get  # type: ignore[method-assign]
     started = time.perf_counter()
     result = run_server(
         make_sessionmaker(engine),
@@ -177,7 +174,6 @@ def run_fetch(url: str, db_url: str, threads: int, out_queue: Any) -> None:
             "requests": result.requests,
             "bytes": result.bytes,
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-            "urls": logged,
         }
     )
 
@@ -242,6 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     fetch_proc = ctx.Process(target=run_fetch, args=(url, db_url, args.threads, out_q))
     fetch_proc.start()
     fetched = out_q.get()
+    urls = json.loads(urlopen(f"{url}/__served", timeout=60).read())
     fetch_proc.join()
     server.kill()
     server.join()
@@ -254,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     server.start()
     url = f"http://127.0.0.1:{port_q.get(timeout=120)}"
-    crawl_s = crawl(url, fetched["urls"], args.threads)
+    crawl_s = crawl(url, urls, args.threads)
     server.kill()
     apps = max(1, fetched["loaded"])
     print(
@@ -266,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"  fetch wall        {fetched['wall_s']:.1f} s  ({fetched['loaded'] / fetched['wall_s']:.1f} apps/s)"
     )
-    print(f"  bare crawl wall   {crawl_s:.1f} s  (same {len(fetched['urls'])} URLs)")
+    print(f"  bare crawl wall   {crawl_s:.1f} s  (same {len(urls)} URLs)")
     print(f"  ratio fetch/crawl {fetched['wall_s'] / crawl_s:.3f}  (target <= 1.15)")
     print(f"  requests/app      {fetched['requests'] / apps:.2f}")
     print(
