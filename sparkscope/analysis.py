@@ -50,7 +50,7 @@ BATCH_SIZE = 400
 
 def load_heuristics(path: str) -> Registry:
     """Read and validate the heuristics YAML; raise ConfigError naming the file and key."""
-    mapping, _digest = load_heuristics_mapping(path)
+    mapping = load_heuristics_mapping(path)
     try:
         return build_registry(mapping)
     except hb.ConfigError as exc:

@@ -6,8 +6,6 @@ frozen :class:`Config` it returns.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -441,13 +439,12 @@ def load_config(path: str | Path | None = None, env: Mapping[str, str] | None = 
     return parse_config(read_yaml(file), file=str(file), env=env, base_dir=file.parent)
 
 
-def load_heuristics_mapping(path: str | Path) -> tuple[dict[str, Any], str]:
-    """Read the heuristics YAML; return the mapping and a digest of the file's text."""
+def load_heuristics_mapping(path: str | Path) -> dict[str, Any]:
+    """Read the heuristics YAML as a mapping (validated by ``heuristics.build_registry``)."""
     p = Path(path)
     raw = read_yaml(p)
     if raw is None:
-        raw = {}
+        return {}
     if not isinstance(raw, Mapping):
         raise ConfigError(p, None, "expected a mapping of heuristic name to settings")
-    digest = hashlib.sha256(json.dumps(raw, sort_keys=True, default=str).encode()).hexdigest()
-    return dict(raw), digest
+    return dict(raw)
