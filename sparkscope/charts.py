@@ -7,8 +7,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import plotly.graph_objects as go
-
 SEVERITY_COLORS = {
     "none": "#2e7d32",
     "low": "#7cb342",
@@ -105,8 +103,3 @@ def history_figure(points: Sequence[RunPoint], metric_label: str, unit: str) -> 
         "paper_bgcolor": "#fff",
     }
     return {"data": data, "layout": layout}
-
-
-def validate_figure(figure: dict[str, Any]) -> None:
-    """Raise ValueError if ``figure`` is not a valid Plotly figure (used by the tests)."""
-    go.Figure(figure)
