@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
+import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 P = TypeVar("P")
@@ -198,19 +201,28 @@ class Thresholds:
         return None
 
     def severity_of(self, value: float | None) -> Severity:
-        """Severity of a measured value; None and NaN give NONE."""
-        if value is None or math.isnan(value):
+        """Severity of a measured value; None and NaN give NONE.
+
+        The levels are ordered (checked at construction), so the first bound hit from the
+        critical end down is the highest one hit.
+        """
+        if value is None or value != value:  # None or NaN
             return Severity.NONE
-        result = Severity.NONE
-        for sev, bound in zip(
-            (Severity.LOW, Severity.MODERATE, Severity.SEVERE, Severity.CRITICAL),
-            self.values(),
-            strict=True,
-        ):
-            hit = value >= bound if self.direction == ASCENDING else value <= bound
-            if hit:
-                result = sev
-        return result
+        if self.direction == ASCENDING:
+            if value >= self.critical:
+                return Severity.CRITICAL
+            if value >= self.severe:
+                return Severity.SEVERE
+            if value >= self.moderate:
+                return Severity.MODERATE
+            return Severity.LOW if value >= self.low else Severity.NONE
+        if value <= self.critical:
+            return Severity.CRITICAL
+        if value <= self.severe:
+            return Severity.SEVERE
+        if value <= self.moderate:
+            return Severity.MODERATE
+        return Severity.LOW if value <= self.low else Severity.NONE
 
     def to_dict(self) -> dict[str, object]:
         """JSON-able form including the direction."""
@@ -342,6 +354,17 @@ def params_to_dict(params: object) -> dict[str, object]:
     return out
 
 
+@functools.lru_cache(maxsize=1024)
+def _params_view(params: object) -> Mapping[str, object]:
+    # Params are frozen dataclasses, so one read-only view per params object serves every result.
+    return MappingProxyType(params_to_dict(params))
+
+
+def params_view(params: object) -> Mapping[str, object]:
+    """Read-only :func:`params_to_dict` of a Params object, computed once per distinct params."""
+    return _params_view(params)
+
+
 def params_from_mapping(params_cls: type[P], mapping: Mapping[str, Any] | None, path: str) -> P:
     """Build `params_cls` from a config mapping; missing keys keep defaults, bad ones raise."""
     default = params_cls()
@@ -421,7 +444,7 @@ def no_data(name: str, title: str, params: object) -> HeuristicResult:
         severity=Severity.NONE,
         value=None,
         title=title,
-        thresholds=params_to_dict(params),
+        thresholds=params_view(params),
         details=None,
         advice="",
         impact=None,
@@ -444,7 +467,7 @@ def make_result(
         severity=severity,
         value=value,
         title=title,
-        thresholds=params_to_dict(params),
+        thresholds=params_view(params),
         details=details,
         advice=advice if severity > Severity.LOW else "",
         impact=impact if severity > Severity.NONE else None,
@@ -468,16 +491,19 @@ def quantile_value(dist: TaskDistribution, key: str, q: float) -> float | None:
     """Metric value at quantile q by linear interpolation, or None when the metric is absent."""
     values = dist.metrics.get(key)
     qs = dist.quantiles
-    if not values or not qs or len(values) != len(qs):
+    n = len(qs)
+    if not values or not n or len(values) != n:
         return None
     if q <= qs[0]:
         return float(values[0])
-    for i in range(1, len(qs)):
-        if q <= qs[i]:
-            span = qs[i] - qs[i - 1]
-            frac = 0.0 if span <= 0 else (q - qs[i - 1]) / span
-            return float(values[i - 1] + frac * (values[i] - values[i - 1]))
-    return float(values[-1])
+    if q > qs[-1]:
+        return float(values[-1])
+    i = bisect.bisect_left(qs, q)  # qs[i - 1] < q <= qs[i]
+    if q == qs[i]:
+        return float(values[i])
+    span = qs[i] - qs[i - 1]
+    frac = 0.0 if span <= 0 else (q - qs[i - 1]) / span
+    return float(values[i - 1] + frac * (values[i] - values[i - 1]))
 
 
 def approximate_task_values(dist: TaskDistribution, key: str, num_tasks: int) -> list[float]:

@@ -41,23 +41,18 @@ CONTAINER = "container killed"
 FETCH = "fetch failure"
 OTHER = "other"
 
-_PATTERNS = (
-    (OOM, re.compile(r"OutOfMemoryError|Java heap space|GC overhead limit", re.IGNORECASE)),
-    (
-        CONTAINER,
-        re.compile(
-            r"Container killed|exceeding memory limits|killed by YARN|exit code:? ?(137|143)\b"
-            r"|exit status:? ?(137|143)\b|exitCode=(137|143)\b",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        FETCH,
-        re.compile(
-            r"FetchFailed|MetadataFetchFailedException|Missing an output location for shuffle",
-            re.IGNORECASE,
-        ),
-    ),
+# Matched against the lower-cased message, in this order (the first cause found wins). Plain
+# substring tests: error messages carry whole stack traces, and `in` scans them far faster than
+# a case-insensitive regex does.
+_MARKERS = (
+    (OOM, ("outofmemoryerror", "java heap space", "gc overhead limit")),
+    (CONTAINER, ("container killed", "exceeding memory limits", "killed by yarn")),
+)
+_EXIT_CODE = re.compile(r"exit code:? ?(137|143)\b|exit status:? ?(137|143)\b|exitcode=(137|143)\b")
+_FETCH_MARKERS = (
+    "fetchfailed",
+    "metadatafetchfailedexception",
+    "missing an output location for shuffle",
 )
 
 CAUSE_ADVICE = {
@@ -79,10 +74,17 @@ CAUSE_ADVICE = {
 
 def classify(message: str | None) -> str:
     """The failure cause of a task error message (one of OOM, CONTAINER, FETCH, OTHER)."""
-    text = message or ""
-    for cause, pattern in _PATTERNS:
-        if pattern.search(text):
+    if not message:
+        return OTHER
+    text = message.lower()
+    for cause, markers in _MARKERS:
+        if any(m in text for m in markers):
             return cause
+    # exit code 137 (SIGKILL) or 143 (SIGTERM) of the executor JVM: killed by the cluster manager
+    if ("137" in text or "143" in text) and _EXIT_CODE.search(text):
+        return CONTAINER
+    if any(m in text for m in _FETCH_MARKERS):
+        return FETCH
     return OTHER
 
 

@@ -29,6 +29,10 @@ P = task_failures.Params()
             task_failures.FETCH,
         ),
         ("ValueError: bad row 17", task_failures.OTHER),
+        ("Executor exited: EXITCODE=143 (reason)", task_failures.CONTAINER),
+        ("exit code 1437 while reading row 143x", task_failures.OTHER),
+        ("FetchFailed ... Caused by: java.lang.OutOfMemoryError", task_failures.OOM),
+        ("ExecutorLostFailure exit status: 137\nFetchFailed", task_failures.CONTAINER),
         (None, task_failures.OTHER),
     ],
 )
