@@ -18,6 +18,7 @@ import random
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import Engine, func, select, text
 
@@ -147,10 +148,8 @@ RESULT_COLUMNS = (
     "title",
     "impact_core_hours",
     "impact_wall_seconds",
-    "result",
-    "fingerprint",
-    "analyzed_at_ms",
 )
+ANALYSIS_COLUMNS = ("application_id", "analyzed_at_ms", "results")
 
 
 @dataclass
@@ -162,24 +161,22 @@ class Rows:
     executor: list[tuple[object, ...]]
     environment_property: list[tuple[object, ...]]
     analysis_result: list[tuple[object, ...]]
+    analysis: list[tuple[object, ...]]
 
 
 def _names(rng: random.Random, count: int) -> list[str]:
     return [f"{rng.choice(NAME_STEMS)} #{i}" for i in range(count)]
 
 
-def _result_row(
-    pk: int, heuristic: str, severity: int, fingerprint: str, at_ms: int, rng: random.Random
-) -> tuple[object, ...]:
+def _result(heuristic: str, severity: int, rng: random.Random) -> dict[str, object]:
     value = round(rng.uniform(1.0, 20.0), 2)
-    title = f"{heuristic.replace('_', ' ')}: measured {value}"
     core_hours = round(rng.uniform(0.0, 5.0), 3) if severity else None
     wall_s = round(rng.uniform(0.0, 900.0), 1) if severity else None
-    result = {
+    return {
         "name": heuristic,
         "severity": severity,
         "value": value,
-        "title": title,
+        "title": f"{heuristic.replace('_', ' ')}: measured {value}",
         "thresholds": {"low": 2.0, "moderate": 4.0, "severe": 8.0, "critical": 16.0},
         "details": {"columns": ["stage", "value"], "rows": [[1, value], [2, value / 2]]},
         "advice": "Synthetic advice." if severity > 1 else "",
@@ -187,17 +184,18 @@ def _result_row(
         if core_hours is None
         else {"wall_seconds": wall_s, "core_hours": core_hours, "formula": "synthetic"},
     }
+
+
+def _finding_row(pk: int, result: dict[str, Any]) -> tuple[object, ...]:
+    impact = result["impact"] or {}
     return (
         pk,
-        heuristic,
-        severity,
-        value,
-        title,
-        core_hours,
-        wall_s,
-        json.dumps(result),
-        fingerprint,
-        at_ms,
+        result["name"],
+        result["severity"],
+        result["value"],
+        result["title"],
+        impact.get("core_hours"),
+        impact.get("wall_seconds"),
     )
 
 
@@ -352,8 +350,9 @@ def make_app_rows(
     # The worst finding carries the app's worst severity; a couple of quieter ones go with it.
     fired = rng.sample(HEURISTICS, 3)
     levels = [worst, rng.randint(0, worst), 0]
-    for heuristic, level in zip(fired, levels, strict=True):
-        rows.analysis_result.append(_result_row(pk, heuristic, level, fingerprint, end_ms, rng))
+    results = [_result(h, level, rng) for h, level in zip(fired, levels, strict=True)]
+    rows.analysis.append((pk, end_ms, json.dumps(results)))
+    rows.analysis_result.extend(_finding_row(pk, r) for r in results if r["severity"])
 
 
 def _copy(
@@ -379,6 +378,7 @@ def _flush(engine: Engine, rows: Rows) -> None:
         _copy(raw, "executor", EXECUTOR_COLUMNS, rows.executor)
         _copy(raw, "environment_property", ENV_COLUMNS, rows.environment_property)
         _copy(raw, "analysis_result", RESULT_COLUMNS, rows.analysis_result)
+        _copy(raw, "analysis", ANALYSIS_COLUMNS, rows.analysis)
         raw.commit()
     finally:
         raw.close()
@@ -403,7 +403,7 @@ def generate(database_url: str, apps: int = 100_000, seed: int = 42) -> dict[str
         )
     names = _names(rng, max(10, apps // 50))
     recurring = min(RECURRING_RUNS, max(1, apps // 10))
-    rows = Rows([], [], [], [], [])
+    rows = Rows([], [], [], [], [], [])
     for pk in range(1, apps + 1):
         if pk == 1:
             app_id, name, stages = BIG_APP_ID, "wide job with many stages", BIG_STAGES
@@ -420,7 +420,7 @@ def generate(database_url: str, apps: int = 100_000, seed: int = 42) -> dict[str
         make_app_rows(rows, pk, server_id, app_id, name, start, stages, fingerprint, rng)
         if pk % CHUNK_APPS == 0:
             _flush(engine, rows)
-            rows = Rows([], [], [], [], [])
+            rows = Rows([], [], [], [], [], [])
     _flush(engine, rows)
     with engine.begin() as conn:
         conn.execute(text("SELECT setval('history_server_id_seq', 2)"))

@@ -45,9 +45,11 @@ from heuristics.base import AppData
 from sparkscope.analysis import (
     distribution_input,
     executor_input,
+    is_input_task,
     job_input,
     score_and_store,
     stage_input,
+    store_inputs,
     task_input,
 )
 from sparkscope.config import FetcherConfig, ServerConfig
@@ -440,9 +442,12 @@ def _load(
     try:
         with factory() as session, session.begin():
             app_pk = loader.load_application(session, server_id, bundle)
+            # Inputs from the rows in memory rather than read back from what was just written;
+            # encoded for re-scoring, and scored here unless analysis is off.
+            data = {app_pk: app_data(bundle)}
+            store_inputs(session, data)
             if registry is not None:
-                # Score the rows in memory rather than reading back what was just written.
-                score_and_store(session, {app_pk: app_data(bundle)}, registry)
+                score_and_store(session, data, registry)
     except SQLAlchemyError as exc:
         return f"database error: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
     return None
@@ -476,7 +481,7 @@ def app_data(bundle: AppBundle) -> AppData:
         tasks=tuple(
             task_input(t)
             for t in sorted(bundle.tasks, key=lambda t: (t["stage_id"], t["task_id"]))
-            if (t["stage_id"], t["stage_attempt_id"]) in known
+            if (t["stage_id"], t["stage_attempt_id"]) in known and is_input_task(t)
         ),
     )
 

@@ -9,11 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import delete, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from fetcher.parse import AppBundle
-from sparkscope.db import now_ms
+from sparkscope.db import dialect_insert, now_ms
 from sparkscope.models import (
     APP_CHILD_TABLES,
     Application,
@@ -29,14 +28,9 @@ from sparkscope.models import (
 )
 
 
-def _insert(session: Session, table: Any) -> Any:
-    dialect = session.get_bind().dialect.name
-    return (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)
-
-
 def ensure_server(session: Session, name: str, url: str) -> int:
     """Id of the named server, creating (or updating the URL of) its row."""
-    stmt = _insert(session, HistoryServer).values(name=name, url=url, created_at_ms=now_ms())
+    stmt = dialect_insert(session, HistoryServer).values(name=name, url=url, created_at_ms=now_ms())
     stmt = stmt.on_conflict_do_update(index_elements=["name"], set_={"url": url})
     session.execute(stmt)
     server_id = session.scalar(select(HistoryServer.id).where(HistoryServer.name == name))
@@ -60,7 +54,7 @@ def load_application(session: Session, server_id: int, bundle: AppBundle) -> int
             Application.attempt_id == row["attempt_id"],
         )
     )
-    stmt = _insert(session, Application).values(**row)
+    stmt = dialect_insert(session, Application).values(**row)
     stmt = stmt.on_conflict_do_update(
         index_elements=["server_id", "app_id", "attempt_id"], set_=update
     ).returning(Application.id)

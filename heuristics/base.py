@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -273,14 +272,15 @@ class HeuristicResult:
     advice: str
     impact: Impact | None
 
-    def to_dict(self) -> dict[str, object]:
-        """JSON-able form for storage; inverse of from_dict."""
-        return {
+    def to_dict(self, thresholds: bool = True) -> dict[str, object]:
+        """JSON-able form; inverse of from_dict. Storage leaves out the thresholds
+        (``thresholds=False``): they are the params of the config the results were computed
+        under, which the reader has."""
+        out: dict[str, object] = {
             "name": self.name,
             "severity": int(self.severity),
             "value": _json_float(self.value),
             "title": self.title,
-            "thresholds": dict(self.thresholds),
             "details": None
             if self.details is None
             else {
@@ -290,18 +290,24 @@ class HeuristicResult:
             "advice": self.advice,
             "impact": None if self.impact is None else self.impact.to_dict(),
         }
+        if thresholds:
+            out["thresholds"] = dict(self.thresholds)
+        return out
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> HeuristicResult:
-        """Rebuild a result stored with to_dict."""
+    def from_dict(
+        cls, data: Mapping[str, Any], thresholds: Mapping[str, object] | None = None
+    ) -> HeuristicResult:
+        """Rebuild a result stored with to_dict; ``thresholds`` when the stored form has none."""
         details = data.get("details")
         impact = data.get("impact")
+        stored = data.get("thresholds")
         return cls(
             name=data["name"],
             severity=Severity(data["severity"]),
             value=data.get("value"),
             title=data["title"],
-            thresholds=dict(data.get("thresholds") or {}),
+            thresholds=dict(stored) if stored is not None else dict(thresholds or {}),
             details=None
             if details is None
             else Details(
@@ -354,15 +360,23 @@ def params_to_dict(params: object) -> dict[str, object]:
     return out
 
 
-@functools.lru_cache(maxsize=1024)
-def _params_view(params: object) -> Mapping[str, object]:
-    # Params are frozen dataclasses, so one read-only view per params object serves every result.
-    return MappingProxyType(params_to_dict(params))
+_VIEWS: dict[int, tuple[object, Mapping[str, object]]] = {}
 
 
 def params_view(params: object) -> Mapping[str, object]:
-    """Read-only :func:`params_to_dict` of a Params object, computed once per distinct params."""
-    return _params_view(params)
+    """Read-only :func:`params_to_dict` of a Params object, computed once per params object.
+
+    Keyed by identity (hashing a frozen params dataclass costs more than the lookup saves); the
+    entry holds the object, so its id cannot be reused while cached.
+    """
+    hit = _VIEWS.get(id(params))
+    if hit is not None and hit[0] is params:
+        return hit[1]
+    if len(_VIEWS) > 4096:  # configs reloaded many times in one process
+        _VIEWS.clear()
+    view = MappingProxyType(params_to_dict(params))
+    _VIEWS[id(params)] = (params, view)
+    return view
 
 
 def params_from_mapping(params_cls: type[P], mapping: Mapping[str, Any] | None, path: str) -> P:

@@ -8,27 +8,37 @@ the old ones in one transaction. ``sparkscope analyze`` and the fetcher use :fun
 from __future__ import annotations
 
 import dataclasses
+import gc
 import logging
 import os
+import sys
 import threading
 import time
+import zlib
+from array import array
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import repeat
 from multiprocessing import get_context
+from multiprocessing.context import BaseContext
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, delete, insert, select
+import orjson
+from sqlalchemy import Table, bindparam, delete, func, insert, or_, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from heuristics import Registry, build_registry
 from heuristics import base as hb
 from heuristics.base import HeuristicResult
+from sparkscope import inputs
 from sparkscope.config import ConfigError, load_heuristics_mapping
 from sparkscope.db import now_ms
 from sparkscope.models import (
+    Analysis,
+    AnalysisInput,
     AnalysisResult,
     Application,
     EnvironmentProperty,
@@ -105,7 +115,12 @@ def _field_names(dc: type, *, drop: tuple[str, ...] = ()) -> list[str]:
 
 
 def _rows_by_app(
-    session: Session, model: Any, columns: list[str], ids: list[int], order_by: tuple[Any, ...] = ()
+    session: Session,
+    model: Any,
+    columns: list[str],
+    ids: list[int],
+    order_by: tuple[Any, ...] = (),
+    *where: Any,
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """(application.id, {column: value}) for the rows of ``model`` under the given applications.
 
@@ -114,7 +129,7 @@ def _rows_by_app(
     """
     query = (
         select(model.application_id.label("_app"), *(getattr(model, c).label(c) for c in columns))
-        .where(model.application_id.in_(ids))
+        .where(model.application_id.in_(ids), *where)
         .order_by(*order_by)
     )
     for row in session.execute(query).mappings():
@@ -150,9 +165,17 @@ def job_input(row: Mapping[str, Any]) -> hb.JobSummary:
 def distribution_input(
     quantiles: Sequence[float], metrics: Mapping[str, Any]
 ) -> hb.TaskDistribution:
-    """A stage's task quantiles, reduced to the metrics the heuristics read."""
-    kept = {k: metrics[k] for k in hb.DISTRIBUTION_METRICS if metrics.get(k) is not None}
-    return hb.TaskDistribution(quantiles=quantiles, metrics=kept)
+    """A stage's task quantiles, reduced to the metrics the heuristics read, as float arrays."""
+    kept = {}
+    for key in hb.DISTRIBUTION_METRICS:
+        values = metrics.get(key)
+        if values is None:
+            continue
+        try:
+            kept[key] = array("d", values)
+        except TypeError:  # a null among the values: the metric is unusable
+            continue
+    return hb.TaskDistribution(quantiles=tuple(float(q) for q in quantiles), metrics=kept)
 
 
 def stage_input(row: Mapping[str, Any], dist: hb.TaskDistribution | None) -> hb.StageSummary:
@@ -165,6 +188,13 @@ def stage_input(row: Mapping[str, Any], dist: hb.TaskDistribution | None) -> hb.
 def task_input(row: Mapping[str, Any]) -> hb.TaskSummary:
     """A task row as the heuristics see it."""
     return hb.TaskSummary(**{k: row[k] for k in TASK_COLUMNS})
+
+
+def is_input_task(row: Mapping[str, Any]) -> bool:
+    """Whether a stored task is a heuristic input: the heuristics read failed attempts (task
+    failures) and attempts that spilled (disk spill names the task that spilled most). The same
+    rule as the query in :func:`load_app_data`."""
+    return str(row["status"]).upper() == "FAILED" or (row["memory_bytes_spilled"] or 0) > 0
 
 
 def load_app_data(session: Session, application_ids: Sequence[int]) -> dict[int, hb.AppData]:
@@ -224,7 +254,8 @@ def load_app_data(session: Session, application_ids: Sequence[int]) -> dict[int,
 
     tasks: dict[int, list[hb.TaskSummary]] = defaultdict(list)
     order = (Task.application_id, Task.stage_id, Task.task_id)
-    for app_pk, v in _rows_by_app(session, Task, TASK_COLUMNS, ids, order):
+    input_tasks = or_(func.upper(Task.status) == "FAILED", Task.memory_bytes_spilled > 0)
+    for app_pk, v in _rows_by_app(session, Task, TASK_COLUMNS, ids, order, input_tasks):
         tasks[app_pk].append(task_input(v))
 
     return {
@@ -249,55 +280,155 @@ def load_app_data(session: Session, application_ids: Sequence[int]) -> dict[int,
 # ------------------------------------------------------------------------------------- scoring
 
 
+def load_inputs(session: Session, application_ids: Sequence[int]) -> dict[int, hb.AppData]:
+    """The heuristic inputs of several applications, from their encoded rows where those are
+    current, otherwise built from the tables (and encoded for next time)."""
+    ids = list(application_ids)
+    if not ids:
+        return {}
+    data: dict[int, hb.AppData] = {}
+    for app_pk, blob in session.execute(
+        select(AnalysisInput.application_id, AnalysisInput.data)
+        .where(AnalysisInput.application_id.in_(ids))
+        .where(AnalysisInput.format == inputs.FORMAT)
+    ):
+        try:
+            data[app_pk] = inputs.decode(blob)
+        except (ValueError, EOFError, TypeError, zlib.error) as exc:
+            log.warning("encoded inputs of application %s unreadable (%s): rebuilt", app_pk, exc)
+    missing = [pk for pk in ids if pk not in data]
+    if missing:
+        built = load_app_data(session, missing)
+        store_inputs(session, built)
+        data.update(built)
+    return data
+
+
+def store_inputs(session: Session, data: Mapping[int, hb.AppData]) -> None:
+    """Write (or replace) the encoded inputs of the given applications."""
+    rows = []
+    for app_pk, app in data.items():
+        try:
+            rows.append(
+                {"application_id": app_pk, "format": inputs.FORMAT, "data": inputs.encode(app)}
+            )
+        except ValueError as exc:  # a value marshal cannot hold: stay on the rows path
+            log.warning("inputs of application %s not encodable: %s", app_pk, exc)
+    if not data:
+        return
+    session.execute(delete(AnalysisInput).where(AnalysisInput.application_id.in_(list(data))))
+    if rows:
+        session.execute(insert(cast(Table, AnalysisInput.__table__)), rows)
+
+
 def _store(
     session: Session,
     scored: dict[int, list[HeuristicResult]],
     fingerprint: str,
     resources: dict[int, Resources],
 ) -> None:
-    ids = list(scored)
-    session.execute(delete(AnalysisResult).where(AnalysisResult.application_id.in_(ids)))
-    at = now_ms()
-    rows: list[dict[str, Any]] = []
-    for app_pk, results in scored.items():
-        for r in results:
-            impact = r.impact
-            rows.append(
-                {
-                    "application_id": app_pk,
-                    "heuristic": r.name,
-                    "severity": int(r.severity),
-                    "value": r.value,
-                    "title": r.title,
-                    "impact_core_hours": impact.core_hours if impact else None,
-                    "impact_wall_seconds": impact.wall_seconds if impact else None,
-                    "result": r.to_dict(),
-                    "fingerprint": fingerprint,
-                    "analyzed_at_ms": at,
-                }
+    """Write the results of a batch: each application's document (and its finding rows) where it
+    differs from the stored one, and every application's fingerprint, severity and resources.
+
+    Most documents are unchanged by a re-score (a threshold edit moves few applications across a
+    boundary, and stored results leave the thresholds out), and reading a document back costs a
+    fraction of rewriting it.
+    """
+    documents = {
+        pk: orjson.dumps([r.to_dict(thresholds=False) for r in results]).decode()
+        for pk, results in scored.items()
+    }
+    stored: dict[int, str] = {
+        pk: doc
+        for pk, doc in session.execute(
+            select(Analysis.application_id, Analysis.results).where(
+                Analysis.application_id.in_(list(documents))
             )
-    if rows:
-        # Core insert of the table: one multi-row statement per batch (the ORM form goes row by row).
-        session.execute(insert(cast(Table, AnalysisResult.__table__)), rows)
+        )
+    }
+    changed = [pk for pk, doc in documents.items() if stored.get(pk) != doc]
+    if changed:
+        session.execute(delete(AnalysisResult).where(AnalysisResult.application_id.in_(changed)))
+        replaced = [pk for pk in changed if pk in stored]
+        if replaced:
+            session.execute(delete(Analysis).where(Analysis.application_id.in_(replaced)))
+        at = now_ms()
+        # Core inserts: one multi-row statement per batch (the ORM form goes row by row).
+        session.execute(
+            insert(cast(Table, Analysis.__table__)),
+            [
+                {"application_id": pk, "analyzed_at_ms": at, "results": documents[pk]}
+                for pk in changed
+            ],
+        )
+        findings = [
+            {
+                "application_id": pk,
+                "heuristic": r.name,
+                "severity": int(r.severity),
+                "value": r.value,
+                "title": r.title,
+                "impact_core_hours": r.impact.core_hours if r.impact else None,
+                "impact_wall_seconds": r.impact.wall_seconds if r.impact else None,
+            }
+            for pk in changed
+            for r in scored[pk]
+            if r.severity > hb.Severity.NONE
+        ]
+        if findings:
+            session.execute(insert(cast(Table, AnalysisResult.__table__)), findings)
+    _update_applications(
+        session,
+        [
+            (
+                app_pk,
+                int(hb.app_severity(results)),
+                resources[app_pk].allocated_core_hours if app_pk in resources else None,
+                resources[app_pk].wasted_core_hours if app_pk in resources else None,
+            )
+            for app_pk, results in scored.items()
+        ],
+        fingerprint,
+    )
+
+
+def _update_applications(
+    session: Session, rows: list[tuple[int, int, float | None, float | None]], fingerprint: str
+) -> None:
+    """Set (worst severity, allocated and wasted core-hours) and the fingerprint per application."""
+    if session.get_bind().dialect.name == "postgresql":
+        # One statement for the batch (psycopg2's executemany would send one per application),
+        # touching only the rows that change.
+        pks, worst, alloc, waste = (list(col) for col in zip(*rows, strict=True))
+        session.execute(
+            text(
+                "UPDATE application AS a SET worst_severity = v.worst, "
+                "analysis_fingerprint = :fp, allocated_core_hours = v.alloc, "
+                "wasted_core_hours = v.waste "
+                "FROM unnest(CAST(:pks AS integer[]), CAST(:worst AS integer[]), "
+                "CAST(:alloc AS double precision[]), CAST(:waste AS double precision[])) "
+                "AS v(id, worst, alloc, waste) WHERE a.id = v.id AND ("
+                "a.analysis_fingerprint IS DISTINCT FROM :fp "
+                "OR a.worst_severity IS DISTINCT FROM v.worst "
+                "OR a.allocated_core_hours IS DISTINCT FROM v.alloc "
+                "OR a.wasted_core_hours IS DISTINCT FROM v.waste)"
+            ),
+            {"fp": fingerprint, "pks": pks, "worst": worst, "alloc": alloc, "waste": waste},
+        )
+        return
     table = cast(Table, Application.__table__)
     session.execute(
         table.update()
         .where(table.c.id == bindparam("b_pk"))
         .values(
             worst_severity=bindparam("b_worst"),
-            analysis_fingerprint=bindparam("b_fp"),
+            analysis_fingerprint=fingerprint,
             allocated_core_hours=bindparam("b_alloc"),
             wasted_core_hours=bindparam("b_waste"),
         ),
         [
-            {
-                "b_pk": app_pk,
-                "b_worst": int(hb.app_severity(results)),
-                "b_fp": fingerprint,
-                "b_alloc": resources[app_pk].allocated_core_hours if app_pk in resources else None,
-                "b_waste": resources[app_pk].wasted_core_hours if app_pk in resources else None,
-            }
-            for app_pk, results in scored.items()
+            {"b_pk": pk, "b_worst": worst, "b_alloc": alloc, "b_waste": waste}
+            for pk, worst, alloc, waste in rows
         ],
     )
 
@@ -306,7 +437,7 @@ def analyze_apps(
     session: Session, application_ids: Sequence[int], registry: Registry
 ) -> dict[int, list[HeuristicResult]]:
     """Score the given applications and replace their findings (the caller commits)."""
-    return score_and_store(session, load_app_data(session, application_ids), registry)
+    return score_and_store(session, load_inputs(session, application_ids), registry)
 
 
 def score_and_store(
@@ -320,12 +451,24 @@ def score_and_store(
     return scored
 
 
-def stored_results(session: Session, application_id: int) -> list[HeuristicResult]:
-    """The stored findings of one application, worst first."""
-    rows = session.scalars(
-        select(AnalysisResult.result).where(AnalysisResult.application_id == application_id)
-    ).all()
-    results = [HeuristicResult.from_dict(r) for r in rows]
+def stored_results(
+    session: Session, application_id: int, registry: Registry
+) -> list[HeuristicResult]:
+    """The stored results of one application (NONE ones included), worst first.
+
+    Only for results computed under ``registry`` (``application.analysis_fingerprint`` equal to
+    its fingerprint): the thresholds each result shows are that registry's params.
+    """
+    document = session.scalar(
+        select(Analysis.results).where(Analysis.application_id == application_id)
+    )
+    results = []
+    for data in orjson.loads(document or "[]"):
+        try:
+            params = hb.params_view(registry.params(data["name"]))
+        except KeyError:  # a heuristic this version no longer has
+            params = None
+        results.append(HeuristicResult.from_dict(data, params))
     results.sort(key=lambda r: (-int(r.severity), r.name))
     return results
 
@@ -340,7 +483,7 @@ def ensure_analyzed(
     if fingerprint != registry.fingerprint:
         analyze_apps(session, [application_id], registry)
         session.commit()
-    return stored_results(session, application_id)
+    return stored_results(session, application_id, registry)
 
 
 @dataclass(frozen=True)
@@ -377,14 +520,24 @@ def analyze_all(
         bind = factory.kw["bind"]
         url = bind.url.render_as_string(hide_password=False)
         config = registry.effective_config()
-        with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=_worker_context(bind)) as pool:
             for _ in pool.map(_analyze_batch_in_worker, repeat(url), repeat(config), batches):
                 pass
     else:
         for batch in batches:
-            with factory() as session, session.begin():
+            with _gc_paused(), factory() as session, session.begin():
                 analyze_apps(session, batch, registry)
     return AnalyzeStats(len(todo), len(rows) - len(todo), time.perf_counter() - started)
+
+
+def _worker_context(engine: Any) -> BaseContext:
+    """Fork where it is safe (Linux, no other thread running): workers start at once with
+    everything imported, instead of spending about a second each importing it again. The
+    caller's pooled connections are closed first, so that no child inherits a live one."""
+    if sys.platform == "linux" and threading.active_count() == 1:
+        engine.dispose()
+        return get_context("fork")
+    return get_context("spawn")
 
 
 _WORKER: dict[str, tuple[sessionmaker[Session], Registry]] = {}
@@ -399,5 +552,21 @@ def _analyze_batch_in_worker(url: str, config: dict[str, Any], ids: list[int]) -
         state = (make_sessionmaker(make_engine(url)), build_registry(config))
         _WORKER[url] = state
     factory, registry = state
-    with factory() as session, session.begin():
+    with _gc_paused(), factory() as session, session.begin():
         analyze_apps(session, ids, registry)
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector for one batch.
+
+    Scoring a batch allocates a few hundred thousand small objects that reference counting frees
+    (inputs and results hold no cycles); the collector's passes over them find nothing.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -68,3 +69,9 @@ def is_postgres(engine_or_session: Engine | Session) -> bool:
         else engine_or_session
     )
     return bind.dialect.name == "postgresql"
+
+
+def dialect_insert(session: Session, table: Any) -> Any:
+    """INSERT with ON CONFLICT support, in the session's dialect (PostgreSQL or SQLite)."""
+    dialect = session.get_bind().dialect.name
+    return (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)

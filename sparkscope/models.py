@@ -18,11 +18,11 @@ from sqlalchemy import (
     ForeignKeyConstraint,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Text,
     UniqueConstraint,
-    text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -377,26 +377,21 @@ class Task(Base):
 
 
 class AnalysisResult(Base):
-    """One heuristic's finding for one application."""
+    """One finding (a heuristic result above NONE) of one application: what search and dashboards
+    filter, count and badge. Every result, NONE ones included, is in :class:`Analysis`."""
 
     __tablename__ = "analysis_result"
     __table_args__ = (
         Index("ix_analysis_result_heuristic_severity", "heuristic", "severity"),
-        # Findings above NONE (a minority): what the dashboard and badges read.
-        Index(
-            "ix_analysis_result_found",
-            "application_id",
-            "heuristic",
-            postgresql_where=text("severity > 0"),
-            sqlite_where=text("severity > 0"),
-        ),
-        {"comment": "findings: one row per application x heuristic"},
+        {
+            "comment": "findings above NONE: one row per application x heuristic that found something"
+        },
     )
 
     application_id: Mapped[int] = _app_fk()
     heuristic: Mapped[str] = mapped_column(String(64), primary_key=True, comment="heuristic name")
     severity: Mapped[int] = mapped_column(
-        Integer, comment="0 NONE, 1 LOW, 2 MODERATE, 3 SEVERE, 4 CRITICAL"
+        Integer, comment="1 LOW, 2 MODERATE, 3 SEVERE, 4 CRITICAL"
     )
     value: Mapped[float | None] = mapped_column(
         Float, comment="the measured value the severity came from"
@@ -408,11 +403,45 @@ class AnalysisResult(Base):
     impact_wall_seconds: Mapped[float | None] = mapped_column(
         Float, comment="estimated wall-clock seconds the problem cost"
     )
-    result: Mapped[dict[str, Any]] = mapped_column(
-        Json, comment="the whole result: thresholds, details table, advice, impact"
+
+
+class Analysis(Base):
+    """Every heuristic result of one application, as one JSON document.
+
+    The config that produced them is ``application.analysis_fingerprint``. One row per application
+    rather than one per heuristic: re-scoring writes one row per application, and the application
+    page reads one.
+    """
+
+    __tablename__ = "analysis"
+    __table_args__ = {"comment": "all heuristic results of an application, NONE ones included"}
+
+    application_id: Mapped[int] = _app_fk()
+    analyzed_at_ms: Mapped[int] = mapped_column(
+        BigInteger, comment="when these results were computed (a re-score giving the same keeps it)"
     )
-    fingerprint: Mapped[str] = mapped_column(String(64), comment="heuristics config fingerprint")
-    analyzed_at_ms: Mapped[int] = mapped_column(BigInteger, comment="when computed, epoch ms")
+    results: Mapped[str] = mapped_column(
+        Text,
+        comment="JSON array of results (name, severity, value, title, thresholds, details, "
+        "advice, impact)",
+    )
+
+
+class AnalysisInput(Base):
+    """The heuristic inputs of one application, kept ready to score (a derived cache).
+
+    Built from the application's rows when it is fetched or first analysed; re-scoring reads this
+    one row instead of about a hundred. ``format`` names the encoding and the input fields it was
+    written with: a row of another format is ignored and rebuilt from the rows, which stay the
+    source of truth.
+    """
+
+    __tablename__ = "analysis_input"
+    __table_args__ = {"comment": "heuristic inputs per application, encoded (rebuildable cache)"}
+
+    application_id: Mapped[int] = _app_fk()
+    format: Mapped[str] = mapped_column(String(64), comment="encoding and input-fields version")
+    data: Mapped[bytes] = mapped_column(LargeBinary, comment="the encoded inputs")
 
 
 class FetchRun(Base):
@@ -475,6 +504,8 @@ class FetchFailure(Base):
 
 
 APP_CHILD_TABLES = (
+    AnalysisInput,
+    Analysis,
     AnalysisResult,
     Task,
     StageExecutor,

@@ -7,6 +7,7 @@ ratio thresholds with size/duration gates scaled down (see that file).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from heuristics.base import Severity
 from sparkscope.analysis import analyze_all, load_heuristics
 from sparkscope.cli import cli
 from sparkscope.db import make_engine, make_sessionmaker
-from sparkscope.models import AnalysisResult, Application
+from sparkscope.models import Analysis, Application
 from tests.fetcher.recorded import RECORDING
 
 HERE = Path(__file__).resolve().parent
@@ -77,15 +78,13 @@ def findings(
         assert stats.analysed == 21
         out: dict[str, dict[str, tuple[int, dict]]] = {}
         with engine.connect() as c:
-            for app_id, heuristic, severity, result_json in c.execute(
-                select(
-                    Application.app_id,
-                    AnalysisResult.heuristic,
-                    AnalysisResult.severity,
-                    AnalysisResult.result,
-                ).join(AnalysisResult, AnalysisResult.application_id == Application.id)
+            for app_id, document in c.execute(
+                select(Application.app_id, Analysis.results).join(
+                    Analysis, Analysis.application_id == Application.id
+                )
             ):
-                out.setdefault(app_id, {})[heuristic] = (severity, result_json)
+                for result in json.loads(document):
+                    out.setdefault(app_id, {})[result["name"]] = (result["severity"], result)
             # the same apps under the bundled production config, without storing anything
             from sparkscope.analysis import load_app_data
 

@@ -7,21 +7,24 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import orjson
 import pytest
 from click.testing import CliRunner
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from sparkscope import inputs
 from sparkscope.analysis import (
     HeuristicsState,
     analyze_all,
     ensure_analyzed,
     load_app_data,
     load_heuristics,
+    load_inputs,
 )
 from sparkscope.cli import cli
 from sparkscope.db import make_engine, make_sessionmaker
-from sparkscope.models import AnalysisResult, Application, Stage, Task
+from sparkscope.models import Analysis, AnalysisInput, AnalysisResult, Application, Stage, Task
 from sparkscope.resources import compute_resources
 from tests.fetcher.recorded import RECORDING
 
@@ -102,21 +105,13 @@ def test_findings_are_reused_for_an_unchanged_config_and_redone_for_a_new_one(
         pk = _pk(session, TINY)
         results = ensure_analyzed(session, pk, registry)
         assert results[0].name == "task_granularity" and results[0].severity == 4
-        stamp = session.scalar(
-            select(func.max(AnalysisResult.analyzed_at_ms)).where(
-                AnalysisResult.application_id == pk
-            )
-        )
+        stamp = session.scalar(select(Analysis.analyzed_at_ms).where(Analysis.application_id == pk))
     time.sleep(0.01)
     with factory() as session:
         again = ensure_analyzed(session, pk, registry)
         assert [r.to_dict() for r in again] == [r.to_dict() for r in results]
         assert (
-            session.scalar(
-                select(func.max(AnalysisResult.analyzed_at_ms)).where(
-                    AnalysisResult.application_id == pk
-                )
-            )
+            session.scalar(select(Analysis.analyzed_at_ms).where(Analysis.application_id == pk))
             == stamp
         )
     edited = tmp_path / "h.yaml"
@@ -193,57 +188,165 @@ def test_resources_are_consistent_on_the_recorded_apps(factory) -> None:
         assert checked >= 20
 
 
+def stored_analysis(factory: sessionmaker[Session]) -> dict[str, tuple]:
+    """Per application: its fingerprint, worst severity, every result, and its finding rows."""
+    with factory() as s:
+        findings: dict[int, list[tuple]] = {}
+        for row in s.execute(
+            select(
+                AnalysisResult.application_id,
+                AnalysisResult.heuristic,
+                AnalysisResult.severity,
+                AnalysisResult.title,
+                AnalysisResult.value,
+                AnalysisResult.impact_core_hours,
+            ).order_by(AnalysisResult.application_id, AnalysisResult.heuristic)
+        ):
+            findings.setdefault(row[0], []).append(tuple(row[1:]))
+        return {
+            app_id: (fp, worst, orjson.loads(results or "null"), findings.get(pk, []))
+            for pk, app_id, fp, worst, results in s.execute(
+                select(
+                    Application.id,
+                    Application.app_id,
+                    Application.analysis_fingerprint,
+                    Application.worst_severity,
+                    Analysis.results,
+                ).outerjoin(Analysis, Analysis.application_id == Application.id)
+            )
+        }
+
+
 def test_worker_processes_store_the_same_findings_as_one_process(factory) -> None:
     registry = load_heuristics(str(BUNDLED))
-
-    def stored() -> list[tuple]:
-        with factory() as s:
-            return s.execute(
-                select(
-                    AnalysisResult.application_id,
-                    AnalysisResult.heuristic,
-                    AnalysisResult.severity,
-                    AnalysisResult.title,
-                    AnalysisResult.fingerprint,
-                ).order_by(AnalysisResult.application_id, AnalysisResult.heuristic)
-            ).all()
-
     one = analyze_all(factory, registry, force=True, batch_size=4)
-    single = stored()
+    single = stored_analysis(factory)
     two = analyze_all(factory, registry, force=True, batch_size=4, workers=2)
     assert one.analysed == two.analysed == 21
-    assert stored() == single
-    assert {row[4] for row in single} == {registry.fingerprint}
+    assert stored_analysis(factory) == single
+    assert {fp for fp, *_ in single.values()} == {registry.fingerprint}
+    assert all(len(results) == 13 for _, _, results, _ in single.values())
+
+
+def test_only_findings_above_none_get_a_finding_row(factory) -> None:
+    analyze_all(factory, load_heuristics(str(BUNDLED)), force=True)
+    stored = stored_analysis(factory)
+    assert sum(len(rows) for *_, rows in stored.values()) > 0
+    for _fp, worst, results, rows in stored.values():
+        found = sorted((r["name"], r["severity"]) for r in results if r["severity"] > 0)
+        assert [(h, sev) for h, sev, *_ in rows] == found
+        assert worst == max(r["severity"] for r in results)
 
 
 def test_fetch_scores_in_memory_exactly_as_a_rescore_from_the_database(
     fresh_pg_url: str, monkeypatch
 ) -> None:
-    """The fetcher scores the rows it just parsed; re-reading them from the database must agree."""
+    """The fetcher scores the rows it just parsed; re-scoring from the stored encoded inputs and
+    from the tables (encoded inputs dropped) must both agree with it."""
     monkeypatch.setenv("SPARKSCOPE_DATABASE_URL", fresh_pg_url)
     result = CliRunner().invoke(cli, ["fetch", "--url", str(RECORDING)])
     assert result.exit_code == 0, result.output
     engine = make_engine(fresh_pg_url)
     factory = make_sessionmaker(engine)
-
-    def findings() -> list[tuple]:
-        with factory() as s:
-            return s.execute(
-                select(
-                    Application.app_id,
-                    AnalysisResult.heuristic,
-                    AnalysisResult.severity,
-                    AnalysisResult.title,
-                    AnalysisResult.value,
-                    AnalysisResult.result,
-                )
-                .join(Application, Application.id == AnalysisResult.application_id)
-                .order_by(Application.app_id, AnalysisResult.heuristic)
-            ).all()
-
-    at_fetch = findings()
-    assert len(at_fetch) == 21 * 13
-    stats = analyze_all(factory, load_heuristics(str(BUNDLED)), force=True)
-    assert stats.analysed == 21
-    assert findings() == at_fetch
+    at_fetch = stored_analysis(factory)
+    assert len(at_fetch) == 21
+    assert all(len(results) == 13 for _, _, results, _ in at_fetch.values())
+    registry = load_heuristics(str(BUNDLED))
+    with factory() as s:
+        assert s.scalar(select(func.count()).select_from(AnalysisInput)) == 21
+    assert analyze_all(factory, registry, force=True).analysed == 21
+    assert stored_analysis(factory) == at_fetch
+    with factory() as s, s.begin():
+        s.execute(delete(AnalysisInput))
+    assert analyze_all(factory, registry, force=True).analysed == 21
+    assert stored_analysis(factory) == at_fetch
+    with factory() as s:  # the re-score from the tables encoded them again
+        assert s.scalar(select(func.count()).select_from(AnalysisInput)) == 21
     engine.dispose()
+
+
+def test_encoded_inputs_are_the_inputs_built_from_the_tables(factory) -> None:
+    with factory() as s, s.begin():
+        ids = s.scalars(select(Application.id)).all()
+        from_rows = load_app_data(s, ids)
+        assert sum(len(a.tasks) for a in from_rows.values()) > 0
+        assert sum(1 for a in from_rows.values() for st in a.stages if st.distribution) > 50
+        for app in from_rows.values():
+            assert inputs.decode(inputs.encode(app)) == app, app.app_id
+        s.execute(delete(AnalysisInput))
+        assert load_inputs(s, ids) == from_rows  # built from the tables, and stored
+        assert s.scalar(select(func.count()).select_from(AnalysisInput)) == len(ids)
+        assert load_inputs(s, ids) == from_rows  # decoded from the stored rows
+
+
+def test_stale_or_unreadable_encoded_inputs_are_rebuilt_from_the_tables(factory) -> None:
+    with factory() as s:
+        a, b = s.scalars(select(Application.id).order_by(Application.id).limit(2)).all()
+        expected = load_app_data(s, [a, b])
+        load_inputs(s, [a, b])
+        s.execute(
+            update(AnalysisInput).where(AnalysisInput.application_id == a).values(format="old")
+        )
+        s.execute(
+            update(AnalysisInput)
+            .where(AnalysisInput.application_id == b)
+            .values(data=b"\x00 not what encode wrote")
+        )
+        assert load_inputs(s, [a, b]) == expected
+        rows = dict(s.execute(select(AnalysisInput.application_id, AnalysisInput.format)).all())
+        assert rows[a] == inputs.FORMAT
+        assert (
+            inputs.decode(
+                s.scalar(select(AnalysisInput.data).where(AnalysisInput.application_id == b))
+            )
+            == expected[b]
+        )
+        s.rollback()
+
+
+def test_rescore_rewrites_only_the_documents_that_change(factory, tmp_path: Path) -> None:
+    registry = load_heuristics(str(BUNDLED))
+    analyze_all(factory, registry, force=True)
+
+    def stamps() -> dict[int, int]:
+        with factory() as s:
+            return dict(s.execute(select(Analysis.application_id, Analysis.analyzed_at_ms)).all())
+
+    before = stamps()
+    time.sleep(0.01)
+    analyze_all(factory, registry, force=True)
+    assert stamps() == before  # same config, same results: nothing rewritten
+    edited = tmp_path / "h.yaml"
+    edited.write_text("task_granularity:\n  min_tasks_for_tiny: 5000\n")
+    other = load_heuristics(str(edited))
+    analyze_all(factory, other)
+    after = stamps()
+    with factory() as s:
+        tiny = _pk(s, TINY)
+        assert (
+            s.scalar(
+                select(func.count())
+                .select_from(AnalysisResult)
+                .where(
+                    AnalysisResult.application_id == tiny,
+                    AnalysisResult.heuristic == "task_granularity",
+                )
+            )
+            == 0
+        )
+        fingerprints = set(s.scalars(select(Application.analysis_fingerprint)).all())
+    assert fingerprints == {other.fingerprint}  # every application is marked re-scored
+    assert after[tiny] > before[tiny]
+    assert 0 < sum(after[pk] != before[pk] for pk in before) < len(before)
+
+
+def test_results_carry_the_thresholds_of_the_config_in_force(factory, tmp_path: Path) -> None:
+    edited = tmp_path / "h.yaml"
+    edited.write_text("executor_gc:\n  gc_ratio:\n    low: 0.09\n")
+    registry = load_heuristics(str(edited))
+    with factory() as session:
+        results = ensure_analyzed(session, _pk(session, TINY), registry)
+    gc = next(r for r in results if r.name == "executor_gc")
+    assert gc.thresholds["gc_ratio"]["low"] == 0.09  # type: ignore[index]
+    assert len(results) == 13
+    assert all(r.thresholds for r in results)

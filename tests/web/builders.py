@@ -3,6 +3,7 @@ executors, environment properties and findings."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -10,6 +11,7 @@ from sqlalchemy.orm import Session
 from heuristics.base import Severity
 from sparkscope.db import now_ms
 from sparkscope.models import (
+    Analysis,
     AnalysisResult,
     Application,
     EnvironmentProperty,
@@ -188,14 +190,14 @@ def finding(
     heuristic: str,
     severity: Severity,
     title: str,
-    fingerprint: str,
     value: float | None = 3.5,
     impact_core_hours: float | None = None,
     impact_wall_seconds: float | None = None,
     details: dict[str, Any] | None = None,
     advice: str = "",
-) -> AnalysisResult:
-    """A stored finding, shaped as `HeuristicResult.to_dict()` stores it."""
+) -> dict[str, Any]:
+    """A stored result, as the analysis stores it: added to the application's results document
+    (shaped as `HeuristicResult.to_dict()`), and a finding row when above NONE."""
     impact = (
         None
         if impact_core_hours is None and impact_wall_seconds is None
@@ -205,29 +207,35 @@ def finding(
             "formula": "straggler time beyond the median × idle slots",
         }
     )
-    row = AnalysisResult(
-        application_id=app.id,
-        heuristic=heuristic,
-        severity=int(severity),
-        value=value,
-        title=title,
-        impact_core_hours=impact_core_hours,
-        impact_wall_seconds=impact_wall_seconds,
-        result={
-            "name": heuristic,
-            "severity": int(severity),
-            "value": value,
-            "title": title,
-            "thresholds": {"low": 2.0, "moderate": 4.0, "severe": 8.0, "critical": 16.0},
-            "details": details,
-            "advice": advice,
-            "impact": impact,
-        },
-        fingerprint=fingerprint,
-        analyzed_at_ms=now_ms(),
-    )
-    session.add(row)
-    return row
+    result = {
+        "name": heuristic,
+        "severity": int(severity),
+        "value": value,
+        "title": title,
+        "thresholds": {"low": 2.0, "moderate": 4.0, "severe": 8.0, "critical": 16.0},
+        "details": details,
+        "advice": advice,
+        "impact": impact,
+    }
+    document = session.get(Analysis, app.id)
+    if document is None:
+        document = Analysis(application_id=app.id, analyzed_at_ms=now_ms(), results="[]")
+        session.add(document)
+    document.results = json.dumps([*json.loads(document.results), result])
+    if severity > Severity.NONE:
+        session.add(
+            AnalysisResult(
+                application_id=app.id,
+                heuristic=heuristic,
+                severity=int(severity),
+                value=value,
+                title=title,
+                impact_core_hours=impact_core_hours,
+                impact_wall_seconds=impact_wall_seconds,
+            )
+        )
+    session.flush()
+    return result
 
 
 def mark_analyzed(

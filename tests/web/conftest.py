@@ -67,7 +67,6 @@ def populate(session: Session, fingerprint: str) -> None:
         "stage_skew",
         Severity.SEVERE,
         "Stage 2: max task 9.1x the median",
-        fingerprint,
         value=9.1,
         impact_core_hours=1.25,
         impact_wall_seconds=300.0,
@@ -80,12 +79,11 @@ def populate(session: Session, fingerprint: str) -> None:
         "executor_gc",
         Severity.LOW,
         "GC took 8.5% of executor task time",
-        fingerprint,
         value=0.085,
         impact_core_hours=2.5,
         impact_wall_seconds=60.0,
     )
-    b.finding(session, bad, "disk_spill", Severity.NONE, "No spill", fingerprint, value=0.0)
+    b.finding(session, bad, "disk_spill", Severity.NONE, "No spill", value=0.0)
     b.mark_analyzed(session, bad, fingerprint)
 
     xss = b.application(
@@ -98,7 +96,7 @@ def populate(session: Session, fingerprint: str) -> None:
         start_ms=now - 3 * HOUR_MS,
         props={"spark.custom.value": XSS, "spark.hadoop.fs.s3a.secret.key": "hunter2"},
     )
-    b.finding(session, xss, "job_failures", Severity.CRITICAL, f"job {XSS} failed", fingerprint)
+    b.finding(session, xss, "job_failures", Severity.CRITICAL, f"job {XSS} failed")
     b.mark_analyzed(session, xss, fingerprint)
 
     for srv in (prod, staging):
