@@ -6,6 +6,7 @@ then call `registry.run(app)`. Importing this package has no side effects.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Mapping
@@ -109,32 +110,46 @@ class Registry:
         """The normalized config: every heuristic with `enabled` and all of its params."""
         return {e.name: {"enabled": e.enabled, **params_to_dict(e.params)} for e in self.entries}
 
-    @property
+    @functools.cached_property
     def fingerprint(self) -> str:
         """Stable sha256 hex of the effective config and the engine version."""
         payload = {"engine_version": ENGINE_VERSION, "heuristics": self.effective_config()}
         text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
+    @functools.cached_property
+    def digests(self) -> dict[str, str]:
+        """Per heuristic, a short digest of its params and the engine version.
+
+        Heuristics are pure functions of (application, params): a result stored with the digest
+        a heuristic has now is the result running it again would give.
+        """
+        out = {}
+        for e in self.entries:
+            payload = {"engine_version": ENGINE_VERSION, "name": e.name, **params_to_dict(e.params)}
+            text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
+            out[e.name] = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+        return out
+
+    def run_one(self, entry: Entry, app: AppData) -> HeuristicResult:
+        """Run one heuristic; one that raises yields a NONE internal-error result."""
+        try:
+            return entry.module.evaluate(app, entry.params)  # type: ignore[no-any-return]
+        except Exception as exc:  # noqa: BLE001 - one broken heuristic must not hide the rest
+            return HeuristicResult(
+                name=entry.name,
+                severity=Severity.NONE,
+                value=None,
+                title=f"internal error: {type(exc).__name__}: {exc}",
+                thresholds=params_to_dict(entry.params),
+                details=None,
+                advice="",
+                impact=None,
+            )
+
     def run(self, app: AppData) -> list[HeuristicResult]:
-        """Run every enabled heuristic; one that raises yields a NONE internal-error result."""
-        results = []
-        for entry in self.enabled:
-            try:
-                result = entry.module.evaluate(app, entry.params)
-            except Exception as exc:  # noqa: BLE001 - one broken heuristic must not hide the rest
-                result = HeuristicResult(
-                    name=entry.name,
-                    severity=Severity.NONE,
-                    value=None,
-                    title=f"internal error: {type(exc).__name__}: {exc}",
-                    thresholds=params_to_dict(entry.params),
-                    details=None,
-                    advice="",
-                    impact=None,
-                )
-            results.append(result)
-        return results
+        """Run every enabled heuristic, in catalog order."""
+        return [self.run_one(entry, app) for entry in self.enabled]
 
     def describe(self) -> list[dict[str, object]]:
         """Help-page data per heuristic: name, title, doc, enabled and current params."""

@@ -84,13 +84,13 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
     for stage in with_dist:
         dist = stage.distribution
         assert dist is not None
+        duration = stage_duration_ms(stage)
+        if duration is None or duration < params.min_stage_duration_ms:
+            continue
         key = "executor_run_time_ms" if "executor_run_time_ms" in dist.metrics else "duration_ms"
         med = quantile_value(dist, key, 0.5)
         top = quantile_value(dist, key, 1.0)
-        duration = stage_duration_ms(stage)
-        if med is None or top is None or duration is None:
-            continue
-        if duration < params.min_stage_duration_ms or top < params.min_max_task_ms:
+        if med is None or top is None or top < params.min_max_task_ms:
             continue
         judged += 1
         ratio = safe_ratio(top, med)

@@ -100,8 +100,10 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
     core_ms = 0.0
     judged = 0
     for stage in stages:
+        if stage.num_tasks <= 0 or slots < stage.num_tasks < params.min_tasks_for_tiny:
+            continue  # neither many tasks nor fewer than the slots: nothing to judge
         med = _median_ms(stage)
-        if med is None or stage.num_tasks <= 0:
+        if med is None:
             continue
         total_run_ms = stage.executor_run_time_ms or med * stage.num_tasks
         by_time = math.ceil(total_run_ms / max(1, params.target_task_ms))

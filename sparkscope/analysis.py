@@ -35,7 +35,7 @@ from heuristics import base as hb
 from heuristics.base import HeuristicResult
 from sparkscope import inputs
 from sparkscope.config import ConfigError, load_heuristics_mapping
-from sparkscope.db import now_ms
+from sparkscope.db import dialect_insert, now_ms
 from sparkscope.models import (
     Analysis,
     AnalysisInput,
@@ -43,12 +43,13 @@ from sparkscope.models import (
     Application,
     EnvironmentProperty,
     Executor,
+    HeuristicsConfig,
     Job,
     Stage,
     StageTaskDistribution,
     Task,
 )
-from sparkscope.resources import Resources, compute_resources
+from sparkscope.resources import core_hours
 
 log = logging.getLogger(__name__)
 
@@ -321,74 +322,89 @@ def store_inputs(session: Session, data: Mapping[int, hb.AppData]) -> None:
         session.execute(insert(cast(Table, AnalysisInput.__table__)), rows)
 
 
+def _stored_documents(session: Session, application_ids: Sequence[int]) -> dict[int, str]:
+    return {
+        pk: doc
+        for pk, doc in session.execute(
+            select(Analysis.application_id, Analysis.results).where(
+                Analysis.application_id.in_(list(application_ids))
+            )
+        )
+    }
+
+
 def _store(
     session: Session,
-    scored: dict[int, list[HeuristicResult]],
+    scored: dict[int, list[dict[str, Any]]],
+    stored: dict[int, str],
     fingerprint: str,
-    resources: dict[int, Resources],
+    core: dict[int, tuple[float, float]],
 ) -> None:
     """Write the results of a batch: each application's document (and its finding rows) where it
-    differs from the stored one, and every application's fingerprint, severity and resources.
+    differs from the stored one, and every application's fingerprint, severity and core-hours.
 
     Most documents are unchanged by a re-score (a threshold edit moves few applications across a
     boundary, and stored results leave the thresholds out), and reading a document back costs a
     fraction of rewriting it.
     """
-    documents = {
-        pk: orjson.dumps([r.to_dict(thresholds=False) for r in results]).decode()
-        for pk, results in scored.items()
-    }
-    stored: dict[int, str] = {
-        pk: doc
-        for pk, doc in session.execute(
-            select(Analysis.application_id, Analysis.results).where(
-                Analysis.application_id.in_(list(documents))
-            )
-        )
-    }
+    documents = {pk: orjson.dumps(results).decode() for pk, results in scored.items()}
     changed = [pk for pk, doc in documents.items() if stored.get(pk) != doc]
     if changed:
         session.execute(delete(AnalysisResult).where(AnalysisResult.application_id.in_(changed)))
-        replaced = [pk for pk in changed if pk in stored]
-        if replaced:
-            session.execute(delete(Analysis).where(Analysis.application_id.in_(replaced)))
-        at = now_ms()
-        # Core inserts: one multi-row statement per batch (the ORM form goes row by row).
-        session.execute(
-            insert(cast(Table, Analysis.__table__)),
-            [
-                {"application_id": pk, "analyzed_at_ms": at, "results": documents[pk]}
-                for pk in changed
-            ],
-        )
+        _write_documents(session, {pk: documents[pk] for pk in changed}, now_ms())
         findings = [
             {
                 "application_id": pk,
-                "heuristic": r.name,
-                "severity": int(r.severity),
-                "value": r.value,
-                "title": r.title,
-                "impact_core_hours": r.impact.core_hours if r.impact else None,
-                "impact_wall_seconds": r.impact.wall_seconds if r.impact else None,
+                "heuristic": r["name"],
+                "severity": r["severity"],
+                "value": r["value"],
+                "title": r["title"],
+                "impact_core_hours": (r["impact"] or {}).get("core_hours"),
+                "impact_wall_seconds": (r["impact"] or {}).get("wall_seconds"),
             }
             for pk in changed
             for r in scored[pk]
-            if r.severity > hb.Severity.NONE
+            if r["severity"] > hb.Severity.NONE
         ]
         if findings:
             session.execute(insert(cast(Table, AnalysisResult.__table__)), findings)
     _update_applications(
         session,
         [
-            (
-                app_pk,
-                int(hb.app_severity(results)),
-                resources[app_pk].allocated_core_hours if app_pk in resources else None,
-                resources[app_pk].wasted_core_hours if app_pk in resources else None,
-            )
-            for app_pk, results in scored.items()
+            (pk, max((r["severity"] for r in results), default=0), *core[pk])
+            for pk, results in scored.items()
         ],
         fingerprint,
+    )
+
+
+def _write_documents(session: Session, documents: dict[int, str], at: int) -> None:
+    """Insert or replace result documents. An update rather than a delete and insert keeps the
+    row, so PostgreSQL can rewrite it in place without touching the index."""
+    if session.get_bind().dialect.name == "postgresql":
+        # One statement for the batch: with ON CONFLICT, psycopg2 would get one per row.
+        session.execute(
+            text(
+                "INSERT INTO analysis (application_id, analyzed_at_ms, results) "
+                "SELECT v.id, :at, v.doc FROM unnest(CAST(:pks AS integer[]), "
+                "CAST(:docs AS text[])) AS v(id, doc) "
+                "ON CONFLICT (application_id) DO UPDATE "
+                "SET results = excluded.results, analyzed_at_ms = excluded.analyzed_at_ms"
+            ),
+            {"at": at, "pks": list(documents), "docs": list(documents.values())},
+        )
+        return
+    upsert = dialect_insert(session, cast(Table, Analysis.__table__))
+    upsert = upsert.on_conflict_do_update(
+        index_elements=["application_id"],
+        set_={"results": upsert.excluded.results, "analyzed_at_ms": upsert.excluded.analyzed_at_ms},
+    )
+    session.execute(
+        upsert,
+        [
+            {"application_id": pk, "analyzed_at_ms": at, "results": doc}
+            for pk, doc in documents.items()
+        ],
     )
 
 
@@ -434,21 +450,80 @@ def _update_applications(
 
 
 def analyze_apps(
-    session: Session, application_ids: Sequence[int], registry: Registry
-) -> dict[int, list[HeuristicResult]]:
-    """Score the given applications and replace their findings (the caller commits)."""
-    return score_and_store(session, load_inputs(session, application_ids), registry)
+    session: Session, application_ids: Sequence[int], registry: Registry, reuse: bool = True
+) -> None:
+    """Score the given applications and replace their findings (the caller commits).
+
+    With ``reuse``, a heuristic whose params are unchanged since an application's stored results
+    is not run again: its stored result is kept (see :attr:`Registry.digests`).
+    """
+    score_and_store(session, load_inputs(session, application_ids), registry, reuse=reuse)
 
 
 def score_and_store(
-    session: Session, data: Mapping[int, hb.AppData], registry: Registry
-) -> dict[int, list[HeuristicResult]]:
-    """Score already-built inputs (application.id -> AppData) and replace their findings."""
-    scored = {pk: registry.run(app) for pk, app in data.items()}
-    resources = {pk: compute_resources(app) for pk, app in data.items()}
-    if scored:
-        _store(session, scored, registry.fingerprint, resources)
-    return scored
+    session: Session, data: Mapping[int, hb.AppData], registry: Registry, reuse: bool = False
+) -> None:
+    """Score already-built inputs (application.id -> AppData) and replace their findings.
+
+    With ``reuse``, a heuristic whose params are the same as under the config an application was
+    last scored with keeps its stored result instead of running again.
+    """
+    if not data:
+        return
+    ids = list(data)
+    stored = _stored_documents(session, ids)
+    digests = registry.digests
+    previous = _previous_digests(session, ids) if reuse else {}
+    scored: dict[int, list[dict[str, Any]]] = {}
+    for pk, app in data.items():
+        kept: dict[str, dict[str, Any]] = {}
+        before = previous.get(pk)
+        if before and pk in stored:
+            kept = {
+                r["name"]: r
+                for r in orjson.loads(stored[pk])
+                if before.get(r["name"], "-") == digests.get(r["name"])
+            }
+        scored[pk] = [
+            kept.get(entry.name) or registry.run_one(entry, app).to_dict(thresholds=False)
+            for entry in registry.enabled
+        ]
+    core = {pk: core_hours(app) for pk, app in data.items()}
+    _record_config(session, registry)
+    _store(session, scored, stored, registry.fingerprint, core)
+
+
+def _record_config(session: Session, registry: Registry) -> None:
+    """Keep the digests of the config results are computed under (once per fingerprint)."""
+    stmt = dialect_insert(session, cast(Table, HeuristicsConfig.__table__)).values(
+        fingerprint=registry.fingerprint,
+        digests=orjson.dumps(registry.digests).decode(),
+        config=orjson.dumps(registry.effective_config(), default=str).decode(),
+        first_used_at_ms=now_ms(),
+    )
+    session.execute(stmt.on_conflict_do_nothing(index_elements=["fingerprint"]))
+
+
+def _previous_digests(session: Session, ids: list[int]) -> dict[int, dict[str, str]]:
+    """Per application, the digests of the config its stored results were computed under."""
+    fingerprints = {
+        pk: fp
+        for pk, fp in session.execute(
+            select(Application.id, Application.analysis_fingerprint).where(Application.id.in_(ids))
+        )
+        if fp
+    }
+    if not fingerprints:
+        return {}
+    configs = {
+        fp: orjson.loads(digests)
+        for fp, digests in session.execute(
+            select(HeuristicsConfig.fingerprint, HeuristicsConfig.digests).where(
+                HeuristicsConfig.fingerprint.in_(set(fingerprints.values()))
+            )
+        )
+    }
+    return {pk: configs[fp] for pk, fp in fingerprints.items() if fp in configs}
 
 
 def stored_results(
@@ -481,7 +556,7 @@ def ensure_analyzed(
         select(Application.analysis_fingerprint).where(Application.id == application_id)
     )
     if fingerprint != registry.fingerprint:
-        analyze_apps(session, [application_id], registry)
+        analyze_apps(session, [application_id], registry, reuse=True)
         session.commit()
     return stored_results(session, application_id, registry)
 
@@ -505,6 +580,10 @@ def analyze_all(
 ) -> AnalyzeStats:
     """Re-score stored applications in batches, one transaction per batch.
 
+    Without ``force``, only applications scored under another config are re-scored, and in each
+    only the heuristics whose params changed run again; with it, every heuristic runs on every
+    application.
+
     With ``workers`` > 1 the batches are spread over that many processes (scoring is CPU-bound
     Python, so threads would not help); each process opens its own database connection.
     """
@@ -521,12 +600,14 @@ def analyze_all(
         url = bind.url.render_as_string(hide_password=False)
         config = registry.effective_config()
         with ProcessPoolExecutor(max_workers=workers, mp_context=_worker_context(bind)) as pool:
-            for _ in pool.map(_analyze_batch_in_worker, repeat(url), repeat(config), batches):
+            for _ in pool.map(
+                _analyze_batch_in_worker, repeat(url), repeat(config), repeat(not force), batches
+            ):
                 pass
     else:
         for batch in batches:
             with _gc_paused(), factory() as session, session.begin():
-                analyze_apps(session, batch, registry)
+                analyze_apps(session, batch, registry, reuse=not force)
     return AnalyzeStats(len(todo), len(rows) - len(todo), time.perf_counter() - started)
 
 
@@ -543,7 +624,7 @@ def _worker_context(engine: Any) -> BaseContext:
 _WORKER: dict[str, tuple[sessionmaker[Session], Registry]] = {}
 
 
-def _analyze_batch_in_worker(url: str, config: dict[str, Any], ids: list[int]) -> None:
+def _analyze_batch_in_worker(url: str, config: dict[str, Any], reuse: bool, ids: list[int]) -> None:
     """One batch in a worker process, which keeps its engine and registry between batches."""
     state = _WORKER.get(url)
     if state is None:
@@ -553,7 +634,7 @@ def _analyze_batch_in_worker(url: str, config: dict[str, Any], ids: list[int]) -
         _WORKER[url] = state
     factory, registry = state
     with _gc_paused(), factory() as session, session.begin():
-        analyze_apps(session, ids, registry)
+        analyze_apps(session, ids, registry, reuse=reuse)
 
 
 @contextmanager

@@ -156,7 +156,12 @@ def serve(config: Config, host: str | None, port: int | None, debug: bool) -> No
 
 @cli.command()
 @click.option("--app-id", "app_ids", multiple=True, help="Only this application id (repeatable).")
-@click.option("--force", is_flag=True, help="Re-score even applications scored with this config.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Re-score every application, running every heuristic again (by default only those "
+    "scored under another config, and only the heuristics whose params changed).",
+)
 @click.option(
     "--workers",
     type=click.IntRange(min=1),

@@ -5,11 +5,12 @@ decode per task distribution; the encoded inputs are one ``analysis_input`` row 
 fraction of that. The rows stay the source of truth: this is a cache, rebuilt from them whenever
 it is missing or was written in another :data:`FORMAT`.
 
-The encoding is zlib-compressed :mod:`marshal` of plain tuples (field values in dataclass field order), with each
-task-distribution metric packed as float64 bytes (``array('d')``), and the quantile grid shared by
-a stage's distributions stored once per application. Only built-in values go in, and decoding
-builds nothing but the input dataclasses, so a tampered row cannot run code; marshal's layout
-may change between Python versions, which is why the Python version is part of the format.
+The encoding is zlib-compressed :mod:`marshal` of plain tuples (field values in dataclass field
+order); each stage's task-distribution metrics are packed together as float64 bytes
+(``array('d')``), and the quantile grid the stages share is stored once per application. Only
+built-in values go in, and decoding builds nothing but the input dataclasses, so a tampered row
+cannot run code; marshal's layout may change between Python versions, which is why the Python
+version is part of the format.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any, TypeVar
 from heuristics import base as hb
 
 #: Bump when the layout below changes (field changes are picked up from the dataclasses).
-CODEC_VERSION = 2
+CODEC_VERSION = 3
 
 T = TypeVar("T")
 
@@ -69,13 +70,18 @@ def encode(app: hb.AppData) -> bytes:
     stages = []
     for stage in app.stages:
         dist = stage.distribution
-        packed: tuple[int, dict[str, bytes]] | None = None
+        packed: tuple[int, tuple[str, ...], tuple[int, ...], bytes] | None = None
         if dist is not None:
             grid = tuple(float(q) for q in dist.quantiles)
             if grid not in grids:
                 grids.append(grid)
-            metrics = {k: array("d", v).tobytes() for k, v in dist.metrics.items()}
-            packed = (grids.index(grid), metrics)
+            values = [array("d", v) for v in dist.metrics.values()]
+            packed = (
+                grids.index(grid),
+                tuple(dist.metrics),
+                tuple(len(v) for v in values),
+                b"".join(v.tobytes() for v in values),
+            )
         stages.append((tuple(getattr(stage, f) for f in _STAGE), packed))
     payload = (
         tuple(getattr(app, f) for f in _APP_SCALARS[:-1]),
@@ -111,10 +117,16 @@ _build_task = _builder(hb.TaskSummary, _TASK)
 _build_dist = _builder(hb.TaskDistribution, ("quantiles", "metrics"))
 
 
-def _floats(raw: bytes) -> array[float]:
-    values = array("d")
-    values.frombytes(raw)
-    return values
+def _metrics(names: Sequence[str], lengths: Sequence[int], raw: bytes) -> dict[str, array[float]]:
+    # One array for all of a stage's metrics, sliced per metric: cheaper than one array each.
+    packed = array("d")
+    packed.frombytes(raw)
+    out = {}
+    start = 0
+    for name, length in zip(names, lengths, strict=True):
+        out[name] = packed[start : start + length]
+        start += length
+    return out
 
 
 def decode(blob: bytes) -> hb.AppData:
@@ -124,8 +136,8 @@ def decode(blob: bytes) -> hb.AppData:
     for values, packed in stages:
         dist = None
         if packed is not None:
-            grid, metrics = packed
-            dist = _build_dist((grids[grid], {k: _floats(v) for k, v in metrics.items()}))
+            grid, names, lengths, raw = packed
+            dist = _build_dist((grids[grid], _metrics(names, lengths, raw)))
         built_stages.append(_build_stage((*values, dist)))
     app_id, attempt_id, name, user, start_ms, end_ms, duration_ms = scalars
     return hb.AppData(

@@ -444,6 +444,28 @@ class AnalysisInput(Base):
     data: Mapped[bytes] = mapped_column(LargeBinary, comment="the encoded inputs")
 
 
+class HeuristicsConfig(Base):
+    """A heuristics config that results were computed under, by fingerprint.
+
+    ``digests`` lets a re-score under a new config keep the stored results of the heuristics
+    whose params did not change (heuristics are pure functions of the application and params).
+    """
+
+    __tablename__ = "heuristics_config"
+    __table_args__ = {"comment": "heuristics configs results were computed under"}
+
+    fingerprint: Mapped[str] = mapped_column(
+        String(64), primary_key=True, comment="fingerprint of the config (and engine version)"
+    )
+    digests: Mapped[str] = mapped_column(
+        Text, comment="JSON: heuristic name -> digest of its params and the engine version"
+    )
+    config: Mapped[str] = mapped_column(Text, comment="JSON: the effective config")
+    first_used_at_ms: Mapped[int] = mapped_column(
+        BigInteger, comment="when results were first computed under it, epoch ms"
+    )
+
+
 class FetchRun(Base):
     """One run of the fetcher against one server."""
 

@@ -148,20 +148,54 @@ class _Holder:
         return max(0, self.end_ms - self.start_ms)
 
 
-def compute_resources(app: AppData) -> Resources:
-    """Resource accounting and wait time of one application from its SHS data."""
+@dataclass(frozen=True)
+class _Allocation:
+    start_ms: int
+    end_ms: int
+    local: bool
+    non_driver: list[ExecutorSummary]
+    drivers: list[ExecutorSummary]
+    holders: list[_Holder]
+    allocated_core_hours: float
+    used_core_hours: float
+
+
+def _allocation(app: AppData) -> _Allocation:
     start_ms, end_ms = _app_window(app)
-    props = app.spark_properties
     non_driver = [e for e in app.executors if not e.is_driver]
     drivers = [e for e in app.executors if e.is_driver]
-    local = sparkconf.is_local_mode(props) or (
+    local = sparkconf.is_local_mode(app.spark_properties) or (
         not non_driver and any(d.total_tasks > 0 for d in drivers)
     )
     holders = _holders(app, local, non_driver, drivers, start_ms, end_ms)
+    return _Allocation(
+        start_ms=start_ms,
+        end_ms=end_ms,
+        local=local,
+        non_driver=non_driver,
+        drivers=drivers,
+        holders=holders,
+        allocated_core_hours=sum(h.cores * h.lifetime_ms for h in holders) / MS_PER_HOUR,
+        used_core_hours=sum(max(0, s.executor_run_time_ms) for s in app.stages) / MS_PER_HOUR,
+    )
+
+
+def core_hours(app: AppData) -> tuple[float, float]:
+    """(allocated, wasted) core-hours: the figures stored per application for ranking, as
+    :func:`compute_resources` computes them, without the rest of the accounting."""
+    a = _allocation(app)
+    return a.allocated_core_hours, max(0.0, a.allocated_core_hours - a.used_core_hours)
+
+
+def compute_resources(app: AppData) -> Resources:
+    """Resource accounting and wait time of one application from its SHS data."""
+    a = _allocation(app)
+    start_ms, end_ms, local = a.start_ms, a.end_ms, a.local
+    non_driver, drivers, holders = a.non_driver, a.drivers, a.holders
     notes: list[str] = []
 
-    allocated_core_hours = sum(h.cores * h.lifetime_ms for h in holders) / MS_PER_HOUR
-    used_core_hours = sum(max(0, s.executor_run_time_ms) for s in app.stages) / MS_PER_HOUR
+    allocated_core_hours = a.allocated_core_hours
+    used_core_hours = a.used_core_hours
     cpu_core_hours = sum(max(0, s.executor_cpu_time_ns) for s in app.stages) / 1e6 / MS_PER_HOUR
     wasted_core_hours = allocated_core_hours - used_core_hours
     if wasted_core_hours < 0:

@@ -4,7 +4,8 @@ Re-scoring used to write 13 rows per application (one per heuristic, NONE ones i
 its JSON); now it writes one `analysis` row (every result, one JSON array) plus a row in
 `analysis_result` only for findings above NONE, which is what search and dashboards read.
 `analysis_input` caches each application's encoded heuristic inputs; it starts empty and fills as
-applications are fetched or analysed.
+applications are fetched or analysed. `heuristics_config` records the configs results were computed
+under, so that a re-score keeps the results of heuristics whose params did not change.
 
 The upgrade moves the stored results; the downgrade moves them back.
 
@@ -78,6 +79,30 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("application_id", name=op.f("pk_analysis_input")),
         comment="heuristic inputs per application, encoded (rebuildable cache)",
     )
+    op.create_table(
+        "heuristics_config",
+        sa.Column(
+            "fingerprint",
+            sa.String(length=64),
+            nullable=False,
+            comment="fingerprint of the config (and engine version)",
+        ),
+        sa.Column(
+            "digests",
+            sa.Text(),
+            nullable=False,
+            comment="JSON: heuristic name -> digest of its params and the engine version",
+        ),
+        sa.Column("config", sa.Text(), nullable=False, comment="JSON: the effective config"),
+        sa.Column(
+            "first_used_at_ms",
+            sa.BigInteger(),
+            nullable=False,
+            comment="when results were first computed under it, epoch ms",
+        ),
+        sa.PrimaryKeyConstraint("fingerprint", name=op.f("pk_heuristics_config")),
+        comment="heuristics configs results were computed under",
+    )
     if pg:
         # lz4 TOAST compression decompresses several times faster than the default pglz; used when
         # the server was built with it (PostgreSQL >= 14 lists it among the settings' values).
@@ -90,6 +115,10 @@ def upgrade() -> None:
         if has_lz4:
             op.execute("ALTER TABLE analysis_input ALTER COLUMN data SET COMPRESSION lz4")
             op.execute("ALTER TABLE analysis ALTER COLUMN results SET COMPRESSION lz4")
+        # Every re-score updates each application's fingerprint (and severity, core-hours): room
+        # on each page lets PostgreSQL do that in place (a HOT update) instead of adding entries
+        # to each of the table's indexes.
+        op.execute("ALTER TABLE application SET (fillfactor = 80)")
         op.execute(
             "INSERT INTO analysis (application_id, analyzed_at_ms, results) "
             "SELECT application_id, max(analyzed_at_ms), json_agg(result ORDER BY heuristic)::text "
@@ -126,6 +155,8 @@ def upgrade() -> None:
 def downgrade() -> None:
     bind = op.get_bind()
     pg = bind.dialect.name == "postgresql"
+    if pg:
+        op.execute("ALTER TABLE application RESET (fillfactor)")
     json_type = sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), "postgresql")
     with op.batch_alter_table("analysis_result") as batch:
         batch.add_column(
@@ -198,5 +229,6 @@ def downgrade() -> None:
         postgresql_where=sa.text("severity > 0"),
         sqlite_where=sa.text("severity > 0"),
     )
+    op.drop_table("heuristics_config")
     op.drop_table("analysis_input")
     op.drop_table("analysis")

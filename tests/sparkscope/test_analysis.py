@@ -25,7 +25,7 @@ from sparkscope.analysis import (
 from sparkscope.cli import cli
 from sparkscope.db import make_engine, make_sessionmaker
 from sparkscope.models import Analysis, AnalysisInput, AnalysisResult, Application, Stage, Task
-from sparkscope.resources import compute_resources
+from sparkscope.resources import compute_resources, core_hours
 from tests.fetcher.recorded import RECORDING
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -157,6 +157,7 @@ def test_resources_are_consistent_on_the_recorded_apps(factory) -> None:
         apps = load_app_data(session, ids)
         for app in apps.values():
             res = compute_resources(app)
+            assert core_hours(app) == (res.allocated_core_hours, res.wasted_core_hours)
             assert 0 <= res.used_core_hours <= res.allocated_core_hours, app.app_id
             assert res.wasted_core_hours == pytest.approx(
                 res.allocated_core_hours - res.used_core_hours
@@ -350,3 +351,52 @@ def test_results_carry_the_thresholds_of_the_config_in_force(factory, tmp_path: 
     assert gc.thresholds["gc_ratio"]["low"] == 0.09  # type: ignore[index]
     assert len(results) == 13
     assert all(r.thresholds for r in results)
+
+
+def test_rescore_after_an_edit_keeps_unchanged_heuristics_and_equals_a_full_rescore(
+    factory, tmp_path: Path
+) -> None:
+    import types
+
+    from heuristics import BUILTIN_MODULES, build_registry
+
+    calls: dict[str, int] = {}
+
+    def counting(module: types.ModuleType) -> types.ModuleType:
+        wrapped = types.ModuleType(module.__name__, module.__doc__)
+        wrapped.__dict__.update({k: getattr(module, k) for k in ("NAME", "TITLE", "Params")})
+
+        def evaluate(app, params):  # type: ignore[no-untyped-def]
+            calls[module.NAME] = calls.get(module.NAME, 0) + 1
+            return module.evaluate(app, params)
+
+        wrapped.evaluate = evaluate  # type: ignore[attr-defined]
+        return wrapped
+
+    modules = tuple(counting(m) for m in BUILTIN_MODULES)
+    edit = {"task_failures": {"failed_task_rate": {"low": 0.05, "moderate": 0.1}}}
+    analyze_all(factory, build_registry({}, modules), force=True)
+    calls.clear()
+    stats = analyze_all(factory, build_registry(edit, modules))
+    assert stats.analysed == 21
+    assert calls == {"task_failures": 21}  # the other twelve kept their stored results
+    incremental = stored_analysis(factory)
+    analyze_all(factory, build_registry(edit, modules), force=True)
+    assert stored_analysis(factory) == incremental
+    assert calls["stage_skew"] == 21
+
+
+def test_the_same_analysis_on_sqlite(fresh_sqlite_url: str, factory, monkeypatch) -> None:
+    """The embedded default stores what PostgreSQL stores (its own upsert and update paths)."""
+    monkeypatch.setenv("SPARKSCOPE_DATABASE_URL", fresh_sqlite_url)
+    result = CliRunner().invoke(cli, ["fetch", "--url", str(RECORDING)])
+    assert result.exit_code == 0, result.output
+    engine = make_engine(fresh_sqlite_url)
+    lite = make_sessionmaker(engine)
+    registry = load_heuristics(str(BUNDLED))
+    at_fetch = stored_analysis(lite)
+    assert analyze_all(lite, registry, force=True, workers=2).analysed == 21
+    assert stored_analysis(lite) == at_fetch
+    analyze_all(factory, registry, force=True)
+    assert stored_analysis(factory) == at_fetch  # PostgreSQL, same recording
+    engine.dispose()
