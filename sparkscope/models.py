@@ -422,8 +422,8 @@ class Analysis(Base):
     )
     results: Mapped[str] = mapped_column(
         Text,
-        comment="JSON array of results (name, severity, value, title, thresholds, details, "
-        "advice, impact)",
+        comment="JSON array of results (name, severity, value, title, details, advice, impact); "
+        "their thresholds are the params of the config the application's fingerprint names",
     )
 
 

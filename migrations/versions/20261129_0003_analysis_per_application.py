@@ -25,44 +25,51 @@ down_revision: str | None = "0002"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-APP_FK_COMMENT = "application.id this row belongs to"
+RESULTS_COMMENT = (
+    "JSON array of results (name, severity, value, title, details, advice, impact); their "
+    "thresholds are the params of the config the application's fingerprint names"
+)
 
 
-def _app_fk_column() -> sa.Column:
-    return sa.Column("application_id", sa.Integer(), nullable=False, comment=APP_FK_COMMENT)
+def _create_per_application_table(name: str, comment: str, *columns: sa.Column) -> None:
+    """A table of one row per application, deleted with it."""
+    op.create_table(
+        name,
+        sa.Column(
+            "application_id",
+            sa.Integer(),
+            nullable=False,
+            comment="application.id this row belongs to",
+        ),
+        *columns,
+        sa.ForeignKeyConstraint(
+            ["application_id"],
+            ["application.id"],
+            name=op.f(f"fk_{name}_application_id_application"),
+            ondelete="CASCADE",
+        ),
+        sa.PrimaryKeyConstraint("application_id", name=op.f(f"pk_{name}")),
+        comment=comment,
+    )
 
 
 def upgrade() -> None:
     bind = op.get_bind()
     pg = bind.dialect.name == "postgresql"
-    op.create_table(
+    _create_per_application_table(
         "analysis",
-        _app_fk_column(),
+        "all heuristic results of an application, NONE ones included",
         sa.Column(
             "analyzed_at_ms",
             sa.BigInteger(),
             nullable=False,
             comment="when these results were computed (a re-score giving the same keeps it)",
         ),
-        sa.Column(
-            "results",
-            sa.Text(),
-            nullable=False,
-            comment="JSON array of results (name, severity, value, title, thresholds, details, "
-            "advice, impact)",
-        ),
-        sa.ForeignKeyConstraint(
-            ["application_id"],
-            ["application.id"],
-            name=op.f("fk_analysis_application_id_application"),
-            ondelete="CASCADE",
-        ),
-        sa.PrimaryKeyConstraint("application_id", name=op.f("pk_analysis")),
-        comment="all heuristic results of an application, NONE ones included",
+        sa.Column("results", sa.Text(), nullable=False, comment=RESULTS_COMMENT),
     )
-    op.create_table(
+    _create_per_application_table(
         "analysis_input",
-        _app_fk_column(),
+        "heuristic inputs per application, encoded (rebuildable cache)",
         sa.Column(
             "format",
             sa.String(length=64),
@@ -70,14 +77,6 @@ def upgrade() -> None:
             comment="encoding and input-fields version",
         ),
         sa.Column("data", sa.LargeBinary(), nullable=False, comment="the encoded inputs"),
-        sa.ForeignKeyConstraint(
-            ["application_id"],
-            ["application.id"],
-            name=op.f("fk_analysis_input_application_id_application"),
-            ondelete="CASCADE",
-        ),
-        sa.PrimaryKeyConstraint("application_id", name=op.f("pk_analysis_input")),
-        comment="heuristic inputs per application, encoded (rebuildable cache)",
     )
     op.create_table(
         "heuristics_config",
