@@ -481,7 +481,7 @@ def score_and_store(
         if before and pk in stored:
             kept = {
                 r["name"]: r
-                for r in orjson.loads(stored[pk])
+                for r in _parse_document(stored[pk]) or ()
                 if before.get(r["name"], "-") == digests.get(r["name"])
             }
         scored[pk] = [
@@ -526,10 +526,24 @@ def _previous_digests(session: Session, ids: list[int]) -> dict[int, dict[str, s
     return {pk: configs[fp] for pk, fp in fingerprints.items() if fp in configs}
 
 
+def _parse_document(document: str) -> list[dict[str, Any]] | None:
+    """The results in a stored document, or None when it is not what _store writes."""
+    try:
+        results = orjson.loads(document)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(results, list) or not all(
+        isinstance(r, dict) and isinstance(r.get("name"), str) for r in results
+    ):
+        return None
+    return results
+
+
 def stored_results(
     session: Session, application_id: int, registry: Registry
-) -> list[HeuristicResult]:
-    """The stored results of one application (NONE ones included), worst first.
+) -> list[HeuristicResult] | None:
+    """The stored results of one application (NONE ones included), worst first; None when its
+    stored document is unreadable.
 
     Only for results computed under ``registry`` (``application.analysis_fingerprint`` equal to
     its fingerprint): the thresholds each result shows are that registry's params.
@@ -537,13 +551,19 @@ def stored_results(
     document = session.scalar(
         select(Analysis.results).where(Analysis.application_id == application_id)
     )
+    parsed = _parse_document(document) if document is not None else []
+    if parsed is None:
+        return None
     results = []
-    for data in orjson.loads(document or "[]"):
+    for data in parsed:
         try:
             params = hb.params_view(registry.params(data["name"]))
         except KeyError:  # a heuristic this version no longer has
             params = None
-        results.append(HeuristicResult.from_dict(data, params))
+        try:
+            results.append(HeuristicResult.from_dict(data, params))
+        except (KeyError, TypeError, ValueError):
+            return None
     results.sort(key=lambda r: (-int(r.severity), r.name))
     return results
 
@@ -551,14 +571,19 @@ def stored_results(
 def ensure_analyzed(
     session: Session, application_id: int, registry: Registry
 ) -> list[HeuristicResult]:
-    """Findings of one application under the config in force, re-scoring (and committing) if stale."""
+    """Findings of one application under the config in force, re-scoring (and committing) if
+    stale or if the stored results are unreadable."""
     fingerprint = session.scalar(
         select(Application.analysis_fingerprint).where(Application.id == application_id)
     )
-    if fingerprint != registry.fingerprint:
-        analyze_apps(session, [application_id], registry, reuse=True)
-        session.commit()
-    return stored_results(session, application_id, registry)
+    if fingerprint == registry.fingerprint:
+        results = stored_results(session, application_id, registry)
+        if results is not None:
+            return results
+        log.warning("stored results of application %s unreadable: re-scored", application_id)
+    analyze_apps(session, [application_id], registry, reuse=True)
+    session.commit()
+    return stored_results(session, application_id, registry) or []
 
 
 @dataclass(frozen=True)

@@ -400,3 +400,20 @@ def test_the_same_analysis_on_sqlite(fresh_sqlite_url: str, factory, monkeypatch
     analyze_all(factory, registry, force=True)
     assert stored_analysis(factory) == at_fetch  # PostgreSQL, same recording
     engine.dispose()
+
+
+@pytest.mark.parametrize("garbage", ['{"not": "a list"', '[{"severity": 3}]', "[1, 2]"])
+def test_an_unreadable_results_document_is_rescored_not_a_crash(factory, garbage: str) -> None:
+    registry = load_heuristics(str(BUNDLED))
+    with factory() as session:
+        pk = _pk(session, TINY)
+        expected = [r.to_dict() for r in ensure_analyzed(session, pk, registry)]
+        session.execute(
+            update(Analysis).where(Analysis.application_id == pk).values(results=garbage)
+        )
+        session.commit()
+        again = ensure_analyzed(session, pk, registry)
+        assert [r.to_dict() for r in again] == expected
+        assert (
+            session.scalar(select(Analysis.results).where(Analysis.application_id == pk)) != garbage
+        )
