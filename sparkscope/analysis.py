@@ -7,7 +7,6 @@ the old ones in one transaction. ``sparkscope analyze`` and the fetcher use :fun
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import logging
 import os
@@ -111,8 +110,8 @@ class HeuristicsState:
 # ------------------------------------------------------------------------------------- loading
 
 
-def _field_names(dc: type, *, drop: tuple[str, ...] = ()) -> list[str]:
-    return [f.name for f in dataclasses.fields(dc) if f.name not in drop]
+def _field_names(cls: Any, *, drop: tuple[str, ...] = ()) -> list[str]:
+    return [f for f in cls._fields if f not in drop]
 
 
 def _rows_by_app(

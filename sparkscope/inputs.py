@@ -5,35 +5,34 @@ decode per task distribution; the encoded inputs are one ``analysis_input`` row 
 fraction of that. The rows stay the source of truth: this is a cache, rebuilt from them whenever
 it is missing or was written in another :data:`FORMAT`.
 
-The encoding is zlib-compressed :mod:`marshal` of plain tuples (field values in dataclass field
-order); each stage's task-distribution metrics are packed together as float64 bytes
-(``array('d')``), and the quantile grid the stages share is stored once per application. Only
-built-in values go in, and decoding builds nothing but the input dataclasses, so a tampered row
-cannot run code; marshal's layout may change between Python versions, which is why the Python
-version is part of the format.
+The encoding is zlib-compressed :mod:`marshal` of plain tuples (field values in field order);
+each stage's task-distribution metrics are packed together as float64 bytes (``array('d')``),
+and the quantile grid the stages share is stored once per application. Only built-in values go
+in, and decoding builds nothing but the input types, so a tampered row cannot run code;
+marshal's layout may change between Python versions, which is why the Python version is part of
+the format.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import marshal
 import sys
 import zlib
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from heuristics import base as hb
 
-#: Bump when the layout below changes (field changes are picked up from the dataclasses).
+#: Bump when the layout below changes (field changes are picked up from the input types).
 CODEC_VERSION = 3
 
 T = TypeVar("T")
 
 
-def _fields(cls: type, drop: tuple[str, ...] = ()) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(cls) if f.name not in drop)
+def _fields(cls: Any, drop: tuple[str, ...] = ()) -> tuple[str, ...]:
+    return tuple(f for f in cls._fields if f not in drop)
 
 
 _EXECUTOR = _fields(hb.ExecutorSummary)
@@ -97,24 +96,11 @@ def encode(app: hb.AppData) -> bytes:
     return zlib.compress(marshal.dumps(payload, 4), 1)
 
 
-def _builder(cls: type[T], names: Sequence[str]) -> Callable[[Sequence[Any]], T]:
-    # The input dataclasses are frozen, plain (no __post_init__, no slots): setting the instance
-    # dict directly gives the same object as calling the class, at a third of the cost.
-    new = object.__new__
-
-    def build(values: Sequence[Any]) -> T:
-        obj = new(cls)
-        obj.__dict__.update(zip(names, values, strict=True))
-        return obj
-
-    return build
-
-
-_build_executor = _builder(hb.ExecutorSummary, _EXECUTOR)
-_build_job = _builder(hb.JobSummary, _JOB)
-_build_stage = _builder(hb.StageSummary, (*_STAGE, "distribution"))
-_build_task = _builder(hb.TaskSummary, _TASK)
-_build_dist = _builder(hb.TaskDistribution, ("quantiles", "metrics"))
+_build_executor = hb.ExecutorSummary._make
+_build_job = hb.JobSummary._make
+_build_stage = hb.StageSummary._make
+_build_task = hb.TaskSummary._make
+_build_dist = hb.TaskDistribution._make
 
 
 def _metrics(names: Sequence[str], lengths: Sequence[int], raw: bytes) -> dict[str, array[float]]:
