@@ -52,7 +52,9 @@ from sparkscope.resources import core_hours
 
 log = logging.getLogger(__name__)
 
-BATCH_SIZE = 400
+# Applications per transaction (and per task of a worker process): large enough that the
+# statements of a batch cost little per application, small enough to spread over the workers.
+BATCH_SIZE = 1000
 
 
 # ------------------------------------------------------------------------------ heuristics config
