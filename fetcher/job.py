@@ -47,13 +47,14 @@ from sparkscope.analysis import (
     executor_input,
     is_input_task,
     job_input,
+    record_config,
     score_and_store,
     stage_input,
     store_inputs,
     task_input,
 )
 from sparkscope.config import FetcherConfig, ServerConfig
-from sparkscope.db import now_ms
+from sparkscope.db import is_postgres, now_ms
 from sparkscope.models import Application, FetchFailure, FetchRun
 
 log = logging.getLogger("sparkscope.fetch")
@@ -103,7 +104,7 @@ class FetchLocked(Exception):
 @contextmanager
 def fetch_lock(engine: Engine) -> Iterator[None]:
     """Hold the database-wide fetch lock: a PostgreSQL advisory lock, or a file lock for SQLite."""
-    if engine.dialect.name == "postgresql":
+    if is_postgres(engine):
         with engine.connect() as conn:
             got = conn.execute(
                 text("SELECT pg_try_advisory_lock(:k)"), {"k": ADVISORY_LOCK_KEY}
@@ -289,6 +290,8 @@ def run_server(
         session.add(run)
         session.flush()
         run_id = run.id
+        if registry is not None:
+            record_config(session, registry)  # once per run, not per application
     try:
         todo = _plan(factory, client, server_id, fcfg, opts, result)
     except ShsError as exc:

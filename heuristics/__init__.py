@@ -113,23 +113,24 @@ class Registry:
     @functools.cached_property
     def fingerprint(self) -> str:
         """Stable sha256 hex of the effective config and the engine version."""
-        payload = {"engine_version": ENGINE_VERSION, "heuristics": self.effective_config()}
-        text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return _sha256_json(
+            {"engine_version": ENGINE_VERSION, "heuristics": self.effective_config()}
+        )
 
     @functools.cached_property
     def digests(self) -> dict[str, str]:
-        """Per heuristic, a short digest of its params and the engine version.
+        """Per heuristic, a short digest of its params and the engine version (not of whether it
+        is enabled, which does not change its result).
 
         Heuristics are pure functions of (application, params): a result stored with the digest
         a heuristic has now is the result running it again would give.
         """
-        out = {}
-        for e in self.entries:
-            payload = {"engine_version": ENGINE_VERSION, "name": e.name, **params_to_dict(e.params)}
-            text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
-            out[e.name] = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-        return out
+        return {
+            e.name: _sha256_json(
+                {"engine_version": ENGINE_VERSION, "name": e.name, **params_to_dict(e.params)}
+            )[:16]
+            for e in self.entries
+        }
 
     def run_one(self, entry: Entry, app: AppData) -> HeuristicResult:
         """Run one heuristic; one that raises yields a NONE internal-error result."""
@@ -163,6 +164,11 @@ class Registry:
             }
             for e in self.entries
         ]
+
+
+def _sha256_json(payload: Mapping[str, Any]) -> str:
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def build_registry(

@@ -34,7 +34,7 @@ from heuristics import base as hb
 from heuristics.base import HeuristicResult
 from sparkscope import inputs
 from sparkscope.config import ConfigError, load_heuristics_mapping
-from sparkscope.db import dialect_insert, now_ms
+from sparkscope.db import dialect_insert, is_postgres, now_ms
 from sparkscope.models import (
     Analysis,
     AnalysisInput,
@@ -282,9 +282,11 @@ def load_app_data(session: Session, application_ids: Sequence[int]) -> dict[int,
 # ------------------------------------------------------------------------------------- scoring
 
 
-def load_inputs(session: Session, application_ids: Sequence[int]) -> dict[int, hb.AppData]:
+def load_inputs(
+    session: Session, application_ids: Sequence[int], store: bool = True
+) -> dict[int, hb.AppData]:
     """The heuristic inputs of several applications, from their encoded rows where those are
-    current, otherwise built from the tables (and encoded for next time)."""
+    current, otherwise built from the tables (and, with ``store``, encoded for next time)."""
     ids = list(application_ids)
     if not ids:
         return {}
@@ -301,7 +303,8 @@ def load_inputs(session: Session, application_ids: Sequence[int]) -> dict[int, h
     missing = [pk for pk in ids if pk not in data]
     if missing:
         built = load_app_data(session, missing)
-        store_inputs(session, built)
+        if store:
+            store_inputs(session, built)
         data.update(built)
     return data
 
@@ -382,7 +385,7 @@ def _store(
 def _write_documents(session: Session, documents: dict[int, str], at: int) -> None:
     """Insert or replace result documents. An update rather than a delete and insert keeps the
     row, so PostgreSQL can rewrite it in place without touching the index."""
-    if session.get_bind().dialect.name == "postgresql":
+    if is_postgres(session):
         # One statement for the batch: with ON CONFLICT, psycopg2 would get one per row.
         session.execute(
             text(
@@ -413,7 +416,7 @@ def _update_applications(
     session: Session, rows: list[tuple[int, int, float | None, float | None]], fingerprint: str
 ) -> None:
     """Set (worst severity, allocated and wasted core-hours) and the fingerprint per application."""
-    if session.get_bind().dialect.name == "postgresql":
+    if is_postgres(session):
         # One statement for the batch (psycopg2's executemany would send one per application),
         # touching only the rows that change.
         pks, worst, alloc, waste = (list(col) for col in zip(*rows, strict=True))
@@ -458,13 +461,15 @@ def analyze_apps(
     With ``reuse``, a heuristic whose params are unchanged since an application's stored results
     is not run again: its stored result is kept (see :attr:`Registry.digests`).
     """
+    record_config(session, registry)
     score_and_store(session, load_inputs(session, application_ids), registry, reuse=reuse)
 
 
 def score_and_store(
     session: Session, data: Mapping[int, hb.AppData], registry: Registry, reuse: bool = False
 ) -> None:
-    """Score already-built inputs (application.id -> AppData) and replace their findings.
+    """Score already-built inputs (application.id -> AppData) and replace their findings (the
+    caller records the config with :func:`record_config`).
 
     With ``reuse``, a heuristic whose params are the same as under the config an application was
     last scored with keeps its stored result instead of running again.
@@ -490,12 +495,15 @@ def score_and_store(
             for entry in registry.enabled
         ]
     core = {pk: core_hours(app) for pk, app in data.items()}
-    _record_config(session, registry)
     _store(session, scored, stored, registry.fingerprint, core)
 
 
-def _record_config(session: Session, registry: Registry) -> None:
-    """Keep the digests of the config results are computed under (once per fingerprint)."""
+def record_config(session: Session, registry: Registry) -> None:
+    """Keep the digests of a config results are computed under (a no-op once recorded).
+
+    Callers of :func:`score_and_store` record it once per run, not per application; results
+    stored under an unrecorded config are only never reused (every heuristic runs again).
+    """
     stmt = dialect_insert(session, cast(Table, HeuristicsConfig.__table__)).values(
         fingerprint=registry.fingerprint,
         digests=orjson.dumps(registry.digests).decode(),

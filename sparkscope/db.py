@@ -73,5 +73,4 @@ def is_postgres(engine_or_session: Engine | Session) -> bool:
 
 def dialect_insert(session: Session, table: Any) -> Any:
     """INSERT with ON CONFLICT support, in the session's dialect (PostgreSQL or SQLite)."""
-    dialect = session.get_bind().dialect.name
-    return (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)
+    return (postgresql.insert if is_postgres(session) else sqlite.insert)(table)

@@ -21,24 +21,18 @@ import sys
 import zlib
 from array import array
 from collections.abc import Sequence
-from typing import Any, TypeVar
 
 from heuristics import base as hb
 
 #: Bump when the layout below changes (field changes are picked up from the input types).
 CODEC_VERSION = 3
 
-T = TypeVar("T")
-
-
-def _fields(cls: Any, drop: tuple[str, ...] = ()) -> tuple[str, ...]:
-    return tuple(f for f in cls._fields if f not in drop)
-
-
-_EXECUTOR = _fields(hb.ExecutorSummary)
-_JOB = _fields(hb.JobSummary)
-_STAGE = _fields(hb.StageSummary, drop=("distribution",))
-_TASK = _fields(hb.TaskSummary)
+_EXECUTOR = hb.ExecutorSummary._fields
+_JOB = hb.JobSummary._fields
+# A stage is encoded without its distribution, which decode appends: it must be the last field.
+_STAGE = hb.StageSummary._fields[:-1]
+assert hb.StageSummary._fields[-1] == "distribution"
+_TASK = hb.TaskSummary._fields
 _APP_SCALARS = (
     "app_id",
     "attempt_id",

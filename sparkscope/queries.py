@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 
 from heuristics import Registry
 from heuristics.base import HeuristicResult, Severity
-from sparkscope.analysis import ensure_analyzed, load_app_data
+from sparkscope.analysis import ensure_analyzed, load_inputs
 from sparkscope.models import (
     AnalysisResult,
     Application,
@@ -533,7 +533,8 @@ def resources(
     """Resource accounting of one application (issue 6), with money when prices are set."""
 
     def compute() -> tuple[Resources, dict[str, Any]] | None:
-        data = load_app_data(session, [app.id]).get(app.id)
+        # One encoded row rather than every stage, job and executor row (read-only: a GET).
+        data = load_inputs(session, [app.id], store=False).get(app.id)
         if data is None:
             return None
         computed = compute_resources(data)

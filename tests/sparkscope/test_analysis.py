@@ -24,7 +24,15 @@ from sparkscope.analysis import (
 )
 from sparkscope.cli import cli
 from sparkscope.db import make_engine, make_sessionmaker
-from sparkscope.models import Analysis, AnalysisInput, AnalysisResult, Application, Stage, Task
+from sparkscope.models import (
+    Analysis,
+    AnalysisInput,
+    AnalysisResult,
+    Application,
+    HeuristicsConfig,
+    Stage,
+    Task,
+)
 from sparkscope.resources import compute_resources, core_hours
 from tests.fetcher.recorded import RECORDING
 
@@ -255,6 +263,8 @@ def test_fetch_scores_in_memory_exactly_as_a_rescore_from_the_database(
     registry = load_heuristics(str(BUNDLED))
     with factory() as s:
         assert s.scalar(select(func.count()).select_from(AnalysisInput)) == 21
+        # the fetch run recorded the config its results were computed under, for later reuse
+        assert s.scalars(select(HeuristicsConfig.fingerprint)).all() == [registry.fingerprint]
     assert analyze_all(factory, registry, force=True).analysed == 21
     assert stored_analysis(factory) == at_fetch
     with factory() as s, s.begin():
@@ -275,6 +285,8 @@ def test_encoded_inputs_are_the_inputs_built_from_the_tables(factory) -> None:
         for app in from_rows.values():
             assert inputs.decode(inputs.encode(app)) == app, app.app_id
         s.execute(delete(AnalysisInput))
+        assert load_inputs(s, ids, store=False) == from_rows  # read-only, as the web app reads
+        assert s.scalar(select(func.count()).select_from(AnalysisInput)) == 0
         assert load_inputs(s, ids) == from_rows  # built from the tables, and stored
         assert s.scalar(select(func.count()).select_from(AnalysisInput)) == len(ids)
         assert load_inputs(s, ids) == from_rows  # decoded from the stored rows
