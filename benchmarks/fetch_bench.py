@@ -64,7 +64,7 @@ def serve(port_queue: Any, n_apps: int, latency_s: float, replay_s: float) -> No
 
     base_ids, bodies, listing = _load_recording()
     by_id = {a["id"]: a for a in listing}
-    apps = []
+    apps: list[dict[str, Any]] = []
     for i in range(n_apps):
         base = by_id[base_ids[i % len(base_ids)]]
         attempt = dict(base["attempts"][0])
@@ -223,15 +223,18 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     ctx = mp.get_context("spawn")
-    port_q = ctx.Queue()
-    server = ctx.Process(
-        target=serve,
-        args=(port_q, args.apps, args.latency_ms / 1000, args.replay_ms / 1000),
-        daemon=True,
-    )
-    server.start()
-    port = port_q.get(timeout=120)
-    url = f"http://127.0.0.1:{port}"
+
+    def start_server() -> tuple[Any, str]:
+        port_q = ctx.Queue()
+        process = ctx.Process(
+            target=serve,
+            args=(port_q, args.apps, args.latency_ms / 1000, args.replay_ms / 1000),
+            daemon=True,
+        )
+        process.start()
+        return process, f"http://127.0.0.1:{port_q.get(timeout=120)}"
+
+    server, url = start_server()
     tmp = tempfile.mkdtemp(prefix="sparkscope-fetch-bench-")
     db_url = args.database_url or f"sqlite:///{tmp}/bench.db"
     out_q = ctx.Queue()
@@ -243,14 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     server.kill()
     server.join()
     # a fresh server, so the crawl pays the same first-request replay delays
-    port_q = ctx.Queue()
-    server = ctx.Process(
-        target=serve,
-        args=(port_q, args.apps, args.latency_ms / 1000, args.replay_ms / 1000),
-        daemon=True,
-    )
-    server.start()
-    url = f"http://127.0.0.1:{port_q.get(timeout=120)}"
+    server, url = start_server()
     crawl_s = crawl(url, urls, args.threads)
     server.kill()
     apps = max(1, fetched["loaded"])

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Engine, func, select, text
+from sqlalchemy import Connection, Engine, func, select, text
 
 from sparkscope import migrate
 from sparkscope.analysis import load_heuristics
@@ -384,6 +384,20 @@ def _flush(engine: Engine, rows: Rows) -> None:
         raw.close()
 
 
+def recurring_compare_ids(conn: Connection) -> list[str]:
+    """The app ids of the two latest runs of the recurring application (the compare page's)."""
+    return list(
+        conn.execute(
+            select(Application.app_id)
+            .where(Application.name == RECURRING_NAME)
+            .order_by(Application.start_time_ms.desc())
+            .limit(2)
+        )
+        .scalars()
+        .all()
+    )
+
+
 def generate(database_url: str, apps: int = 100_000, seed: int = 42) -> dict[str, object]:
     """Migrate and fill the database; returns what was made (ids of the worst cases included)."""
     started = time.perf_counter()
@@ -430,16 +444,7 @@ def generate(database_url: str, apps: int = 100_000, seed: int = 42) -> dict[str
         conn.execute(text("VACUUM ANALYZE"))
     with engine.connect() as conn:
         stored = conn.scalar(select(func.count()).select_from(Application))
-        compare_ids = (
-            conn.execute(
-                select(Application.app_id)
-                .where(Application.name == RECURRING_NAME)
-                .order_by(Application.start_time_ms.desc())
-                .limit(2)
-            )
-            .scalars()
-            .all()
-        )
+        compare_ids = recurring_compare_ids(conn)
     engine.dispose()
     return {
         "apps": stored,
@@ -447,7 +452,7 @@ def generate(database_url: str, apps: int = 100_000, seed: int = 42) -> dict[str
         "big_app_id": BIG_APP_ID,
         "recurring_name": RECURRING_NAME,
         "recurring_runs": recurring,
-        "compare": list(compare_ids),
+        "compare": compare_ids,
     }
 
 

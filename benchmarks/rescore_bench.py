@@ -26,9 +26,9 @@ import time
 from pathlib import Path
 
 from sqlalchemy import Engine, delete, insert, select, text
-from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from benchmarks.pg import throwaway_database
 from heuristics import Registry
 from sparkscope import inputs
 from sparkscope.analysis import (
@@ -44,23 +44,6 @@ from sparkscope.models import APP_CHILD_TABLES, Analysis, AnalysisInput, Analysi
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDING = ROOT / "demo" / "spark-events"
-
-
-def throwaway_database() -> str:
-    """A new database on the local throwaway PostgreSQL (scripts/pg-start.sh)."""
-    server = (
-        subprocess.run(
-            [str(ROOT / "scripts" / "pg-start.sh")], check=True, capture_output=True, text=True
-        )
-        .stdout.strip()
-        .splitlines()[-1]
-    )
-    name = f"sparkscope_bench_{int(time.time())}"
-    admin = make_engine(server, isolation_level="AUTOCOMMIT")
-    with admin.connect() as c:
-        c.execute(text(f'CREATE DATABASE "{name}"'))
-    admin.dispose()
-    return make_url(server).set(database=name).render_as_string(hide_password=False)
 
 
 def clone(engine: Engine, target: int) -> int:
@@ -195,14 +178,15 @@ def main(argv: list[str] | None = None) -> int:
     registry = load_heuristics(str(BUNDLED_CONFIG_DIR / "heuristics.yaml"))
     factory = make_sessionmaker(engine)
 
-    # The parts, per batch of BATCH_SIZE applications in one process: the median over five
+    # The parts, per batch of up to BATCH_SIZE applications in one process: the median over five
     # batches, after one to warm up, with the cyclic GC paused as analyze pauses it.
     parts: dict[str, list[float]] = {"decode": [], "tables": [], "heuristics": []}
     gc.disable()
     with factory() as s:
         all_ids = s.scalars(select(Application.id).order_by(Application.id)).all()
+        size = max(1, min(BATCH_SIZE, len(all_ids) // 6))
         for b in range(6):
-            ids = all_ids[b * BATCH_SIZE : (b + 1) * BATCH_SIZE]
+            ids = all_ids[b * size : (b + 1) * size]
             t0 = time.perf_counter()
             data = load_inputs(s, ids)
             t1 = time.perf_counter()
@@ -218,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         s.rollback()
     gc.enable()
     mid = {key: sorted(values)[len(values) // 2] for key, values in parts.items()}
-    print(f"  per application, one process (median of 5 batches of {BATCH_SIZE}):")
+    print(f"  per application, one process (median of 5 batches of {size}):")
     print(f"    read + decode the encoded inputs   {mid['decode']:7.0f} us")
     print(f"    build them from the tables instead {mid['tables']:7.0f} us")
     print(f"    run the 13 heuristics              {mid['heuristics']:7.0f} us")

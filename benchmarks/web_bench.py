@@ -13,15 +13,14 @@ import statistics
 import subprocess
 import tempfile
 import time
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import quote
 
-from sqlalchemy import create_engine, func, select, text
-from sqlalchemy.engine import make_url
+from sqlalchemy import create_engine, func, select
 
-from benchmarks.fleet import BIG_APP_ID, RECURRING_NAME, generate
+from benchmarks.fleet import BIG_APP_ID, RECURRING_NAME, generate, recurring_compare_ids
+from benchmarks.pg import throwaway_database
 from sparkscope.app import create_app
 from sparkscope.config import parse_config
 from sparkscope.models import Application
@@ -39,22 +38,6 @@ def _fleet_size(url: str) -> int | None:
         return None
     finally:
         engine.dispose()
-
-
-def _throwaway_pg(tmp: str) -> str:
-    out = subprocess.run(
-        [str(ROOT / "scripts" / "pg-start.sh"), f"{tmp}/pg", "54391"],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    server_url = out.stdout.strip().splitlines()[-1]
-    name = f"sparkscope_bench_{uuid.uuid4().hex[:8]}"
-    admin = create_engine(server_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    admin.dispose()
-    return make_url(server_url).set(database=name).render_as_string(hide_password=False)
 
 
 def scenarios(compare_ids: Sequence[str]) -> list[tuple[str, str, bool]]:
@@ -117,7 +100,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         # pg-start.sh runs PostgreSQL as an unprivileged user, who must reach the data folder.
         Path(tmp).chmod(0o755)
-        url = args.database_url or _throwaway_pg(tmp)
+        url = args.database_url or throwaway_database(f"{tmp}/pg", 54391)
         try:
             size = _fleet_size(url)
             if size != args.apps:
@@ -127,16 +110,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 print(f"generated {info['apps']} applications in {info['seconds']} s")
             engine = create_engine(url)
             with engine.connect() as conn:
-                compare_ids = (
-                    conn.execute(
-                        select(Application.app_id)
-                        .where(Application.name == RECURRING_NAME)
-                        .order_by(Application.start_time_ms.desc())
-                        .limit(2)
-                    )
-                    .scalars()
-                    .all()
-                )
+                compare_ids = recurring_compare_ids(conn)
             engine.dispose()
             rows = measure(url, compare_ids, args.requests)
         finally:
