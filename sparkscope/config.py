@@ -303,17 +303,22 @@ def _section(raw: Any, name: str, file: str | None) -> dict[str, Any]:
         return {}
     if not isinstance(raw, Mapping):
         raise ConfigError(file, name, "expected a mapping")
+    return _parse_keys(raw, _SECTIONS[name], name, file)
+
+
+def _parse_keys(
+    raw: Mapping[str, Any], parsers: Mapping[str, Any], path: str, file: str | None
+) -> dict[str, Any]:
+    """Each key of ``raw`` through its parser; an unknown key or bad value names ``path.key``."""
     out: dict[str, Any] = {}
     for key, value in raw.items():
-        parser = _SECTIONS[name].get(key)
+        parser = parsers.get(key)
         if parser is None:
-            raise ConfigError(
-                file, f"{name}.{key}", f"unknown key (known: {', '.join(_SECTIONS[name])})"
-            )
+            raise ConfigError(file, f"{path}.{key}", f"unknown key (known: {', '.join(parsers)})")
         try:
             out[key] = parser(value)
         except ValueError as exc:
-            raise ConfigError(file, f"{name}.{key}", str(exc)) from None
+            raise ConfigError(file, f"{path}.{key}", str(exc)) from None
     return out
 
 
@@ -327,17 +332,7 @@ def _servers(raw: Any, file: str | None) -> tuple[ServerConfig, ...]:
         path = f"servers[{i}]"
         if not isinstance(item, Mapping):
             raise ConfigError(file, path, "expected a mapping with name and url")
-        values: dict[str, Any] = {}
-        for key, value in item.items():
-            parser = _SERVER_KEYS.get(key)
-            if parser is None:
-                raise ConfigError(
-                    file, f"{path}.{key}", f"unknown key (known: {', '.join(_SERVER_KEYS)})"
-                )
-            try:
-                values[key] = parser(value)
-            except ValueError as exc:
-                raise ConfigError(file, f"{path}.{key}", str(exc)) from None
+        values = _parse_keys(item, _SERVER_KEYS, path, file)
         for required in ("name", "url"):
             if required not in values:
                 raise ConfigError(file, f"{path}.{required}", "missing")
