@@ -8,6 +8,7 @@ from heuristics.base import (
     AppData,
     ExecutorSummary,
     JobSummary,
+    Severity,
     StageSummary,
     TaskDistribution,
     TaskSummary,
@@ -173,3 +174,16 @@ def make_app(
         stages=tuple(stages),
         tasks=tuple(tasks),
     )
+
+
+#: Values just below and at each level of the common 2 / 4 / 8 / 16 ratio thresholds.
+AROUND_2_4_8_16: list[tuple[float, Severity]] = [
+    (1.99, Severity.NONE),
+    (2.0, Severity.LOW),
+    (3.99, Severity.LOW),
+    (4.0, Severity.MODERATE),
+    (7.99, Severity.MODERATE),
+    (8.0, Severity.SEVERE),
+    (15.99, Severity.SEVERE),
+    (16.0, Severity.CRITICAL),
+]

@@ -6,7 +6,7 @@ import pytest
 
 from heuristics import data_skew_groups
 from heuristics.base import Severity, TaskDistribution
-from tests.heuristics.builders import MIB, make_app, make_distribution, make_stage
+from tests.heuristics.builders import AROUND_2_4_8_16, MIB, make_app, make_distribution, make_stage
 
 P = data_skew_groups.Params()
 LIGHT = 100 * MIB
@@ -44,16 +44,7 @@ def sharp_app(ratio: float) -> object:
 
 @pytest.mark.parametrize(
     ("ratio", "expected"),
-    [
-        (1.99, Severity.NONE),
-        (2.0, Severity.LOW),
-        (3.99, Severity.LOW),
-        (4.0, Severity.MODERATE),
-        (7.99, Severity.MODERATE),
-        (8.0, Severity.SEVERE),
-        (15.99, Severity.SEVERE),
-        (16.0, Severity.CRITICAL),
-    ],
+    AROUND_2_4_8_16,
 )
 def test_severity_by_group_mean_ratio(ratio: float, expected: Severity) -> None:
     result = data_skew_groups.evaluate(sharp_app(ratio), P)

@@ -6,7 +6,14 @@ import pytest
 
 from heuristics import stage_skew
 from heuristics.base import Severity
-from tests.heuristics.builders import MIN_MS, curve, make_app, make_distribution, make_stage
+from tests.heuristics.builders import (
+    AROUND_2_4_8_16,
+    MIN_MS,
+    curve,
+    make_app,
+    make_distribution,
+    make_stage,
+)
 
 P = stage_skew.Params()
 MEDIAN_MS = 2 * MIN_MS
@@ -22,16 +29,7 @@ def skew_app(ratio: float, duration_ms: int = 10 * MIN_MS, **metrics: tuple) -> 
 
 @pytest.mark.parametrize(
     ("ratio", "expected"),
-    [
-        (1.99, Severity.NONE),
-        (2.0, Severity.LOW),
-        (3.99, Severity.LOW),
-        (4.0, Severity.MODERATE),
-        (7.99, Severity.MODERATE),
-        (8.0, Severity.SEVERE),
-        (15.99, Severity.SEVERE),
-        (16.0, Severity.CRITICAL),
-    ],
+    AROUND_2_4_8_16,
 )
 def test_severity_at_thresholds(ratio: float, expected: Severity) -> None:
     result = stage_skew.evaluate(skew_app(ratio), P)
