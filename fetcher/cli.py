@@ -17,11 +17,18 @@ from urllib.parse import urlsplit
 
 import click
 
+from sparkscope.clikit import (
+    EXIT_OK,
+    EXIT_SOME_FAILED,
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
+    fail_usage,
+    pass_config,
+)
 from sparkscope.config import Config, ConfigError, FetcherConfig, ServerConfig
 
 log = logging.getLogger("sparkscope.fetch")
 
-EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
 CRON_MARK = "# sparkscope-fetch"
 
 
@@ -82,180 +89,168 @@ def _progress(enabled: bool) -> Any:
     return report
 
 
-def register(cli: click.Group) -> None:
-    """Add the fetcher's subcommands to the `sparkscope` group."""
-    from sparkscope.cli import fail_usage, pass_config
+@click.command()
+@click.option(
+    "--server",
+    "server_names",
+    multiple=True,
+    help="Configured server name (repeatable; default: all).",
+)
+@click.option("--url", help="Fetch from a server not in the config (URL, folder or file:// URL).")
+@click.option("--since", help="Backfill: apps that ended at or after this ISO time (UTC).")
+@click.option("--limit", type=click.IntRange(min=1), help="Only the newest N completed apps.")
+@click.option("--app-id", "app_ids", multiple=True, help="Re-fetch this application (repeatable).")
+@click.option("--truncate", is_flag=True, help="Empty the database first.")
+@click.option("--yes", is_flag=True, help="Do not ask before --truncate.")
+@click.option(
+    "--threads", type=click.IntRange(min=1), help="Worker threads (default: fetcher.threads)."
+)
+@click.option("--no-analyze", is_flag=True, help="Load only; findings are computed at first view.")
+@pass_config
+def fetch(
+    config: Config,
+    server_names: tuple[str, ...],
+    url: str | None,
+    since: str | None,
+    limit: int | None,
+    app_ids: tuple[str, ...],
+    truncate: bool,
+    yes: bool,
+    threads: int | None,
+    no_analyze: bool,
+) -> None:
+    """Fetch completed applications from the History Server(s) into the database.
 
-    @cli.command()
-    @click.option(
-        "--server",
-        "server_names",
-        multiple=True,
-        help="Configured server name (repeatable; default: all).",
-    )
-    @click.option(
-        "--url", help="Fetch from a server not in the config (URL, folder or file:// URL)."
-    )
-    @click.option("--since", help="Backfill: apps that ended at or after this ISO time (UTC).")
-    @click.option("--limit", type=click.IntRange(min=1), help="Only the newest N completed apps.")
-    @click.option(
-        "--app-id", "app_ids", multiple=True, help="Re-fetch this application (repeatable)."
-    )
-    @click.option("--truncate", is_flag=True, help="Empty the database first.")
-    @click.option("--yes", is_flag=True, help="Do not ask before --truncate.")
-    @click.option(
-        "--threads", type=click.IntRange(min=1), help="Worker threads (default: fetcher.threads)."
-    )
-    @click.option(
-        "--no-analyze", is_flag=True, help="Load only; findings are computed at first view."
-    )
-    @pass_config
-    def fetch(
-        config: Config,
-        server_names: tuple[str, ...],
-        url: str | None,
-        since: str | None,
-        limit: int | None,
-        app_ids: tuple[str, ...],
-        truncate: bool,
-        yes: bool,
-        threads: int | None,
-        no_analyze: bool,
-    ) -> None:
-        """Fetch completed applications from the History Server(s) into the database.
+    Exit codes: 0 all loaded, 1 some apps failed, 2 usage/config error, 3 server unreachable.
+    """
+    from fetcher.job import FetchLocked, FetchOptions, fetch_lock, run_server
+    from sparkscope import migrate
+    from sparkscope.analysis import load_heuristics
+    from sparkscope.db import make_engine, make_sessionmaker
 
-        Exit codes: 0 all loaded, 1 some apps failed, 2 usage/config error, 3 server unreachable.
-        """
-        from fetcher.job import FetchLocked, FetchOptions, fetch_lock, run_server
-        from sparkscope import migrate
-        from sparkscope.analysis import load_heuristics
-        from sparkscope.db import make_engine, make_sessionmaker
-
+    try:
+        servers = _servers(config, server_names, url)
+    except ConfigError as exc:
+        fail_usage(f"config error: {exc}")
+    try:
+        since_ms = parse_since(since) if since else None
+    except click.BadParameter as exc:
+        fail_usage(f"--since: {exc.message}")
+    registry = None
+    if not no_analyze:
         try:
-            servers = _servers(config, server_names, url)
+            registry = load_heuristics(config.heuristics_path)
         except ConfigError as exc:
-            fail_usage(f"config error: {exc}")
-        try:
-            since_ms = parse_since(since) if since else None
-        except click.BadParameter as exc:
-            fail_usage(f"--since: {exc.message}")
-        registry = None
-        if not no_analyze:
-            try:
-                registry = load_heuristics(config.heuristics_path)
-            except ConfigError as exc:
-                log.warning("not analysing (fix the heuristics config): %s", exc)
-        engine = make_engine(config.database_url)
-        if engine.dialect.name == "sqlite":
-            migrate.upgrade(config.database_url)  # the embedded default sets itself up
-        factory = make_sessionmaker(engine)
-        opts = FetchOptions(since_ms=since_ms, limit=limit, app_ids=app_ids, threads=threads)
-        started = time.perf_counter()
-        try:
-            with fetch_lock(engine):
-                if truncate:
-                    if not yes and not click.confirm(
-                        "Delete every stored application?", default=False
-                    ):
-                        click.echo("not truncated; nothing fetched")
-                        sys.exit(EXIT_USAGE)
-                    _truncate(factory)
-                results = [
-                    run_server(
-                        factory,
-                        s,
-                        config.fetcher,
-                        opts,
-                        registry=registry,
-                        progress=_progress(sys.stderr.isatty()),
-                    )
-                    for s in servers
-                ]
-        except FetchLocked as exc:
-            click.echo(f"sparkscope fetch: another fetch is running ({exc}); exiting")
-            sys.exit(EXIT_OK)
-        finally:
-            engine.dispose()
-        seconds = time.perf_counter() - started
-        for r in results:
-            click.echo(
-                f"{r.server}: seen {r.seen}, loaded {r.loaded}, skipped {r.skipped}, "
-                f"failed {len(r.failed)}; {r.requests} requests, {r.bytes / 1e6:.1f} MB, {r.seconds:.1f} s"
-            )
-            for app_id, error in r.failed:
-                click.echo(f"  failed {app_id}: {error}")
-            if r.gave_up:
-                click.echo(
-                    f"  gave up after {config.fetcher.max_app_failures} failures: {', '.join(r.gave_up)}"
+            log.warning("not analysing (fix the heuristics config): %s", exc)
+    engine = make_engine(config.database_url)
+    if engine.dialect.name == "sqlite":
+        migrate.upgrade(config.database_url)  # the embedded default sets itself up
+    factory = make_sessionmaker(engine)
+    opts = FetchOptions(since_ms=since_ms, limit=limit, app_ids=app_ids, threads=threads)
+    started = time.perf_counter()
+    try:
+        with fetch_lock(engine):
+            if truncate:
+                if not yes and not click.confirm("Delete every stored application?", default=False):
+                    click.echo("not truncated; nothing fetched")
+                    sys.exit(EXIT_USAGE)
+                _truncate(factory)
+            results = [
+                run_server(
+                    factory,
+                    s,
+                    config.fetcher,
+                    opts,
+                    registry=registry,
+                    progress=_progress(sys.stderr.isatty()),
                 )
-            if r.unreachable:
-                click.echo(f"  unreachable: {r.unreachable}", err=True)
-        total_loaded = sum(r.loaded for r in results)
-        click.echo(f"total: loaded {total_loaded} applications in {seconds:.1f} s")
-        if any(r.unreachable for r in results):
-            sys.exit(EXIT_UNREACHABLE)
-        if any(r.failed for r in results):
-            sys.exit(EXIT_SOME_FAILED)
-
-    @cli.command()
-    @click.option(
-        "--server", "server_url", required=True, help="History Server URL to record from."
-    )
-    @click.option(
-        "--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Folder to write."
-    )
-    @click.option("--limit", type=click.IntRange(min=1), help="Only the newest N completed apps.")
-    @click.option("--app-id", "app_ids", multiple=True, help="Only this application (repeatable).")
-    @pass_config
-    def dump(
-        config: Config, server_url: str, out_dir: str, limit: int | None, app_ids: tuple[str, ...]
-    ) -> None:
-        """Record a server's responses into a folder that `fetch --url DIR` replays."""
-        from fetcher.client import ShsError
-        from fetcher.dump import dump_server
-
-        try:
-            stats = dump_server(
-                server_for_url(server_url), config.fetcher, Path(out_dir), limit, app_ids
-            )
-        except ShsError as exc:
-            click.echo(f"sparkscope dump: {exc}", err=True)
-            sys.exit(EXIT_UNREACHABLE)
+                for s in servers
+            ]
+    except FetchLocked as exc:
+        click.echo(f"sparkscope fetch: another fetch is running ({exc}); exiting")
+        sys.exit(EXIT_OK)
+    finally:
+        engine.dispose()
+    seconds = time.perf_counter() - started
+    for r in results:
         click.echo(
-            f"recorded {stats['apps']} applications, {stats['requests']} requests into {out_dir}"
+            f"{r.server}: seen {r.seen}, loaded {r.loaded}, skipped {r.skipped}, "
+            f"failed {len(r.failed)}; {r.requests} requests, {r.bytes / 1e6:.1f} MB, {r.seconds:.1f} s"
         )
+        for app_id, error in r.failed:
+            click.echo(f"  failed {app_id}: {error}")
+        if r.gave_up:
+            click.echo(
+                f"  gave up after {config.fetcher.max_app_failures} failures: {', '.join(r.gave_up)}"
+            )
+        if r.unreachable:
+            click.echo(f"  unreachable: {r.unreachable}", err=True)
+    total_loaded = sum(r.loaded for r in results)
+    click.echo(f"total: loaded {total_loaded} applications in {seconds:.1f} s")
+    if any(r.unreachable for r in results):
+        sys.exit(EXIT_UNREACHABLE)
+    if any(r.failed for r in results):
+        sys.exit(EXIT_SOME_FAILED)
 
-    @cli.command()
-    @click.option("--every", default="10m", show_default=True, help="Interval: 5m, 10m, 1h ...")
-    @click.option("--install", is_flag=True, help="Add (or replace) the line in your crontab.")
-    @click.option(
-        "--log-file",
-        default=None,
-        help="Where cron appends the output (default: data_dir/fetch.log).",
+
+@click.command()
+@click.option("--server", "server_url", required=True, help="History Server URL to record from.")
+@click.option(
+    "--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Folder to write."
+)
+@click.option("--limit", type=click.IntRange(min=1), help="Only the newest N completed apps.")
+@click.option("--app-id", "app_ids", multiple=True, help="Only this application (repeatable).")
+@pass_config
+def dump(
+    config: Config, server_url: str, out_dir: str, limit: int | None, app_ids: tuple[str, ...]
+) -> None:
+    """Record a server's responses into a folder that `fetch --url DIR` replays."""
+    from fetcher.client import ShsError
+    from fetcher.dump import dump_server
+
+    try:
+        stats = dump_server(
+            server_for_url(server_url), config.fetcher, Path(out_dir), limit, app_ids
+        )
+    except ShsError as exc:
+        click.echo(f"sparkscope dump: {exc}", err=True)
+        sys.exit(EXIT_UNREACHABLE)
+    click.echo(
+        f"recorded {stats['apps']} applications, {stats['requests']} requests into {out_dir}"
     )
-    @click.option(
-        "--foreground", is_flag=True, help="Run the fetch in a loop instead (for containers)."
-    )
-    @pass_config
-    def schedule(
-        config: Config, every: str, install: bool, log_file: str | None, foreground: bool
-    ) -> None:
-        """Print (or install) the crontab line that runs `sparkscope fetch` every interval."""
-        try:
-            minutes = parse_interval(every)
-        except ValueError as exc:
-            fail_usage(f"--every: {exc}")
-        if foreground:
-            _loop(minutes)
-            return
-        line = crontab_line(minutes, config, log_file)
-        if not install:
-            click.echo(line)
-            return
-        if shutil.which("crontab") is None:
-            fail_usage("crontab is not installed; add the line printed without --install by hand")
-        install_crontab(line)
-        click.echo(f"installed: {line}")
+
+
+@click.command()
+@click.option("--every", default="10m", show_default=True, help="Interval: 5m, 10m, 1h ...")
+@click.option("--install", is_flag=True, help="Add (or replace) the line in your crontab.")
+@click.option(
+    "--log-file",
+    default=None,
+    help="Where cron appends the output (default: data_dir/fetch.log).",
+)
+@click.option(
+    "--foreground", is_flag=True, help="Run the fetch in a loop instead (for containers)."
+)
+@pass_config
+def schedule(
+    config: Config, every: str, install: bool, log_file: str | None, foreground: bool
+) -> None:
+    """Print (or install) the crontab line that runs `sparkscope fetch` every interval."""
+    try:
+        minutes = parse_interval(every)
+    except ValueError as exc:
+        fail_usage(f"--every: {exc}")
+    if foreground:
+        _loop(minutes)
+        return
+    line = crontab_line(minutes, config, log_file)
+    if not install:
+        click.echo(line)
+        return
+    if shutil.which("crontab") is None:
+        fail_usage("crontab is not installed; add the line printed without --install by hand")
+    install_crontab(line)
+    click.echo(f"installed: {line}")
 
 
 def parse_interval(text: str) -> int:

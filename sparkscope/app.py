@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from flask import Flask, g, jsonify, render_template, request
-from sqlalchemy.orm import Session
 from werkzeug.exceptions import HTTPException
 
 from sparkscope.analysis import HeuristicsState
 from sparkscope.config import Config, load_config
 from sparkscope.db import make_engine, make_sessionmaker
+from sparkscope.web import wants_json
 
 ROOT = Path(__file__).resolve().parent.parent
 log = logging.getLogger(__name__)
@@ -55,29 +55,6 @@ def create_app(test_config: Mapping[str, Any] | None = None, config: Config | No
     register_blueprints(app)
     _register_hooks(app)
     return app
-
-
-def get_session() -> Session:
-    """The request's database session, opened on first use and closed at teardown."""
-    if "db_session" not in g:
-        from flask import current_app
-
-        g.db_session = current_app.extensions["sparkscope.sessionmaker"]()
-    session: Session = g.db_session
-    return session
-
-
-def heuristics_state() -> HeuristicsState:
-    """The heuristics config of this app (re-read when its file changes)."""
-    from flask import current_app
-
-    state: HeuristicsState = current_app.extensions["sparkscope.heuristics"]
-    return state
-
-
-def wants_json() -> bool:
-    """True for API routes, whose errors are JSON."""
-    return request.path.startswith("/api/")
 
 
 def _register_hooks(app: Flask) -> None:

@@ -1,57 +1,20 @@
-"""The `sparkscope` command: db, serve, analyze; fetch, dump and schedule come from fetcher.cli."""
+"""The `sparkscope` command group: db, serve and analyze here; fetch, dump and schedule from fetcher.cli.
+
+Every command is defined at module level and added to the one group below; the helpers they share
+(config loading, one-line usage errors) live in sparkscope.clikit, so no command module imports this one.
+"""
 
 from __future__ import annotations
 
 import logging
 import os
 import sys
-from collections.abc import Callable
-from functools import update_wrapper
-from typing import Any, TypeVar
 
 import click
 
-from sparkscope.config import Config, ConfigError, load_config
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-EXIT_USAGE = 2
-
-
-class CliState:
-    """What every subcommand shares: the config path and the config, loaded on first use."""
-
-    def __init__(self, config_path: str | None) -> None:
-        self.config_path = config_path
-        self._config: Config | None = None
-
-    @property
-    def config(self) -> Config:
-        if self._config is None:
-            self._config = load_config(self.config_path)
-        return self._config
-
-
-def fail_usage(message: str) -> None:
-    """Print one line to stderr and exit with the usage/config code."""
-    click.echo(f"sparkscope: {message}", err=True)
-    sys.exit(EXIT_USAGE)
-
-
-def pass_config(f: F) -> F:
-    """Decorator: pass the loaded Config as the first argument; config errors exit 2 in one line."""
-
-    @click.pass_context
-    def wrapper(ctx: click.Context, *args: Any, **kwargs: Any) -> Any:
-        state = ctx.find_object(CliState)
-        assert state is not None
-        try:
-            config = state.config
-        except ConfigError as exc:
-            fail_usage(f"config error: {exc}")
-        return ctx.invoke(f, config, *args, **kwargs)
-
-    return update_wrapper(wrapper, f)  # type: ignore[return-value]
+from fetcher.cli import dump, fetch, schedule
+from sparkscope.clikit import CliState, fail_usage, pass_config, safe_url
+from sparkscope.config import Config, ConfigError
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -91,7 +54,7 @@ def db_upgrade(config: Config, revision: str) -> None:
     from sparkscope import migrate
 
     migrate.upgrade(config.database_url, revision)
-    click.echo(f"database at {revision}: {_safe_url(config.database_url)}")
+    click.echo(f"database at {revision}: {safe_url(config.database_url)}")
 
 
 @db.command("downgrade")
@@ -102,7 +65,7 @@ def db_downgrade(config: Config, revision: str) -> None:
     from sparkscope import migrate
 
     migrate.downgrade(config.database_url, revision)
-    click.echo(f"database at {revision}: {_safe_url(config.database_url)}")
+    click.echo(f"database at {revision}: {safe_url(config.database_url)}")
 
 
 @db.command("current")
@@ -127,12 +90,6 @@ def db_check(config: Config) -> None:
     except CommandError as exc:
         click.echo(f"sparkscope: {exc}", err=True)
         sys.exit(1)
-
-
-def _safe_url(url: str) -> str:
-    from sqlalchemy.engine import make_url
-
-    return make_url(url).render_as_string(hide_password=True)
 
 
 # ------------------------------------------------------------------------------------------ serve
@@ -189,9 +146,8 @@ def analyze(config: Config, app_ids: tuple[str, ...], force: bool, workers: int)
     )
 
 
-from fetcher.cli import register as _register_fetcher  # noqa: E402 - needs `cli` defined
-
-_register_fetcher(cli)
+for _command in (fetch, dump, schedule):
+    cli.add_command(_command)
 
 
 def main() -> None:

@@ -7,7 +7,6 @@ from typing import Any
 from flask import Blueprint, Response, abort, current_app, jsonify, request
 
 from heuristics.base import HeuristicResult
-from sparkscope.app import get_session
 from sparkscope.db import now_ms
 from sparkscope.queries import (
     APP_METRICS,
@@ -23,6 +22,7 @@ from sparkscope.queries import compare_apps as load_comparison
 from sparkscope.views.common import app_link, lookup, prices, redaction_regex, registry
 from sparkscope.views.filters import fmt_time_ms
 from sparkscope.views.params import parse_choice, parse_search, text
+from sparkscope.web import get_session
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 

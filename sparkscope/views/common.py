@@ -8,9 +8,9 @@ from urllib.parse import quote, urlencode
 from flask import abort, current_app, g, jsonify, make_response, render_template, url_for
 
 from heuristics import Registry
-from sparkscope.app import get_session, heuristics_state, wants_json
 from sparkscope.models import Application
 from sparkscope.queries import AmbiguousAppError, NotFoundError, find_app
+from sparkscope.web import get_session, heuristics_state, wants_json
 
 
 def registry() -> tuple[Registry, str | None]:

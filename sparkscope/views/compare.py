@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from flask import Blueprint, render_template, request
 
-from sparkscope.app import get_session
 from sparkscope.queries import compare_apps
 from sparkscope.views.common import currency, lookup, prices, redaction_regex, registry
 from sparkscope.views.params import text
+from sparkscope.web import get_session
 
 bp = Blueprint("compare", __name__)
 

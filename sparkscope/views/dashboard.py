@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app, render_template, request
 
-from sparkscope.app import get_session
 from sparkscope.db import now_ms
 from sparkscope.queries import cached, dashboard, db_key
 from sparkscope.views.common import currency, prices
 from sparkscope.views.params import parse_int
+from sparkscope.web import get_session
 
 bp = Blueprint("dashboard", __name__)
 

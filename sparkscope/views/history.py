@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app, render_template, request
 
-from sparkscope.app import get_session
 from sparkscope.charts import RunPoint, history_figure
 from sparkscope.queries import (
     HISTORY_METRICS,
@@ -18,6 +17,7 @@ from sparkscope.queries import (
 from sparkscope.views.common import app_link
 from sparkscope.views.filters import fmt_duration_ms, fmt_metric, fmt_time_ms
 from sparkscope.views.params import parse_choice, text
+from sparkscope.web import get_session
 
 bp = Blueprint("history", __name__)
 
