@@ -9,6 +9,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import set_committed_value
 
 from heuristics import Registry
 from heuristics.base import HeuristicResult
@@ -257,8 +258,14 @@ def app_detail(
     prices: tuple[float | None, float | None] = (None, None),
     stage_limit: int | None = None,
 ) -> AppDetail:
-    """Load one application's page: findings under the config in force (re-scored if stale)."""
+    """Load one application's page: findings under the config in force (scored in memory if the
+    stored ones are stale; nothing is written)."""
     findings = sort_findings(ensure_analyzed(session, app.id, registry), findings_sort)
+    if findings and app.analysis_fingerprint != registry.fingerprint:
+        # Scored in memory under the config in force: the page shows their worst severity, set
+        # without marking the row changed so that nothing is flushed (a GET never writes).
+        worst = max(int(f.severity) for f in findings)
+        set_committed_value(app, "worst_severity", worst)
     server = session.get(HistoryServer, app.server_id)
     assert server is not None  # the foreign key guarantees it
     env = environment(session, app.id, redaction_regex)
