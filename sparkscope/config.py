@@ -7,14 +7,26 @@ frozen :class:`Config` it returns.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import yaml
+
+from sparkscope.config_parsing import (
+    ConfigError,
+    boolean,
+    non_negative_int,
+    non_negative_number,
+    optional_number,
+    optional_string,
+    parse_keys,
+    positive_int,
+    regex,
+    server_url,
+    string,
+)
 
 #: The repository's own config folder, used for the bundled heuristics.yaml when none is configured.
 BUNDLED_CONFIG_DIR = Path(__file__).resolve().parent.parent / "config"
@@ -29,17 +41,6 @@ ENV_HEURISTICS = "SPARKSCOPE_HEURISTICS"
 DEFAULT_REDACTION_REGEX = (
     r"(?i)secret|password|passwd|token|access[.]?key|private[.]?key|credential"
 )
-
-
-class ConfigError(Exception):
-    """A configuration file is missing, unreadable or holds a wrong key or value."""
-
-    def __init__(self, file: str | Path | None, key: str | None, message: str) -> None:
-        self.file = str(file) if file is not None else None
-        self.key = key
-        self.message = message
-        where = ": ".join(p for p in (self.file, key) if p)
-        super().__init__(f"{where}: {message}" if where else message)
 
 
 @dataclass(frozen=True)
@@ -206,94 +207,34 @@ SETTINGS: tuple[Setting, ...] = (
 # ---------------------------------------------------------------------------------------------- parsing
 
 
-def _bool(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    raise ValueError(f"expected true or false, got {value!r}")
-
-
-def _int(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"expected an integer, got {value!r}")
-    return value
-
-
-def _pos_int(value: Any) -> int:
-    n = _int(value)
-    if n < 1:
-        raise ValueError(f"expected an integer >= 1, got {value!r}")
-    return n
-
-
-def _nonneg_int(value: Any) -> int:
-    n = _int(value)
-    if n < 0:
-        raise ValueError(f"expected an integer >= 0, got {value!r}")
-    return n
-
-
-def _float(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"expected a number, got {value!r}")
-    if value < 0:
-        raise ValueError(f"expected a number >= 0, got {value!r}")
-    return float(value)
-
-
-def _opt_float(value: Any) -> float | None:
-    return None if value is None else _float(value)
-
-
-def _str(value: Any) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"expected a non-empty string, got {value!r}")
-    return value
-
-
-def _opt_str(value: Any) -> str | None:
-    return None if value is None else _str(value)
-
-
-def _regex(value: Any) -> str:
-    text = _str(value)
-    try:
-        re.compile(text)
-    except re.error as exc:
-        raise ValueError(f"not a valid regular expression: {exc}") from exc
-    return text
-
-
-def _server_url(value: Any) -> str:
-    text = _str(value).rstrip("/")
-    scheme = urlsplit(text).scheme
-    if scheme not in ("http", "https", "file", ""):
-        raise ValueError(f"expected an http(s):// or file:// URL or a folder, got {value!r}")
-    return text
-
-
 _SECTIONS: dict[str, dict[str, Callable[[Any], Any]]] = {
     "fetcher": {
-        "threads": _pos_int,
-        "retries": _nonneg_int,
-        "backoff_factor_s": _float,
-        "top_stages": _nonneg_int,
-        "tasks_per_stage": _nonneg_int,
-        "overlap_minutes": _nonneg_int,
-        "max_app_failures": _pos_int,
-        "listing_page_size": _pos_int,
-        "redaction_regex": _regex,
-        "store_hadoop_properties": _bool,
+        "threads": positive_int,
+        "retries": non_negative_int,
+        "backoff_factor_s": non_negative_number,
+        "top_stages": non_negative_int,
+        "tasks_per_stage": non_negative_int,
+        "overlap_minutes": non_negative_int,
+        "max_app_failures": positive_int,
+        "listing_page_size": positive_int,
+        "redaction_regex": regex,
+        "store_hadoop_properties": boolean,
     },
-    "web": {"secret_key": _opt_str, "host": _str, "port": _pos_int, "page_size": _pos_int},
-    "prices": {"currency": _str, "core_hour": _opt_float, "gb_hour": _opt_float},
+    "web": {
+        "secret_key": optional_string,
+        "host": string,
+        "port": positive_int,
+        "page_size": positive_int,
+    },
+    "prices": {"currency": string, "core_hour": optional_number, "gb_hour": optional_number},
 }
 _SERVER_KEYS: dict[str, Callable[[Any], Any]] = {
-    "name": _str,
-    "url": _server_url,
-    "verify_tls": _bool,
-    "ca_bundle": _opt_str,
-    "connect_timeout_s": _float,
-    "read_timeout_s": _float,
+    "name": string,
+    "url": server_url,
+    "verify_tls": boolean,
+    "ca_bundle": optional_string,
+    "connect_timeout_s": non_negative_number,
+    "read_timeout_s": non_negative_number,
 }
 _TOP_KEYS = {"database_url", "data_dir", "heuristics_path", "servers", *_SECTIONS}
 
@@ -303,23 +244,7 @@ def _section(raw: Any, name: str, file: str | None) -> dict[str, Any]:
         return {}
     if not isinstance(raw, Mapping):
         raise ConfigError(file, name, "expected a mapping")
-    return _parse_keys(raw, _SECTIONS[name], name, file)
-
-
-def _parse_keys(
-    raw: Mapping[str, Any], parsers: Mapping[str, Any], path: str, file: str | None
-) -> dict[str, Any]:
-    """Each key of ``raw`` through its parser; an unknown key or bad value names ``path.key``."""
-    out: dict[str, Any] = {}
-    for key, value in raw.items():
-        parser = parsers.get(key)
-        if parser is None:
-            raise ConfigError(file, f"{path}.{key}", f"unknown key (known: {', '.join(parsers)})")
-        try:
-            out[key] = parser(value)
-        except ValueError as exc:
-            raise ConfigError(file, f"{path}.{key}", str(exc)) from None
-    return out
+    return parse_keys(raw, _SECTIONS[name], name, file)
 
 
 def _servers(raw: Any, file: str | None) -> tuple[ServerConfig, ...]:
@@ -332,7 +257,7 @@ def _servers(raw: Any, file: str | None) -> tuple[ServerConfig, ...]:
         path = f"servers[{i}]"
         if not isinstance(item, Mapping):
             raise ConfigError(file, path, "expected a mapping with name and url")
-        values = _parse_keys(item, _SERVER_KEYS, path, file)
+        values = parse_keys(item, _SERVER_KEYS, path, file)
         for required in ("name", "url"):
             if required not in values:
                 raise ConfigError(file, f"{path}.{required}", "missing")
@@ -386,9 +311,11 @@ def parse_config(
                 file, str(key), f"unknown key (known: {', '.join(sorted(_TOP_KEYS))})"
             )
     try:
-        data_dir = _str(env.get(ENV_DATA_DIR) or raw.get("data_dir") or "~/.local/share/sparkscope")
-        db_url = env.get(ENV_DATABASE_URL) or _opt_str(raw.get("database_url"))
-        heur = env.get(ENV_HEURISTICS) or _opt_str(raw.get("heuristics_path"))
+        data_dir = string(
+            env.get(ENV_DATA_DIR) or raw.get("data_dir") or "~/.local/share/sparkscope"
+        )
+        db_url = env.get(ENV_DATABASE_URL) or optional_string(raw.get("database_url"))
+        heur = env.get(ENV_HEURISTICS) or optional_string(raw.get("heuristics_path"))
     except ValueError as exc:
         raise ConfigError(file, "database_url/data_dir/heuristics_path", str(exc)) from None
     data_path = Path(data_dir).expanduser()

@@ -28,9 +28,19 @@ from dataclasses import dataclass, field
 
 from heuristics import sparkconf
 from heuristics.base import AppData, ExecutorSummary
+from sparkscope.waits import StageWait, Wait, wait_time
+
+__all__ = [
+    "FORMULAS",
+    "Resources",
+    "StageWait",
+    "Wait",
+    "compute_resources",
+    "core_hours",
+    "cost",
+]
 
 MS_PER_HOUR = 3_600_000
-MS_PER_S = 1000
 BYTES_PER_GB = 1024**3
 
 FORMULAS: dict[str, str] = {
@@ -61,38 +71,6 @@ FORMULAS: dict[str, str] = {
     "driver_only_s": "app duration − time covered by the union of jobs' [submission, completion]",
     "stage_scheduling_delay_s": "Σ over stage attempts of (first task launch − submission)",
 }
-
-
-@dataclass(frozen=True)
-class StageWait:
-    """Time one stage attempt waited between submission and its first task launch."""
-
-    stage_id: int
-    attempt_id: int
-    wait_s: float
-
-    def to_dict(self) -> dict[str, object]:
-        """JSON-able form."""
-        return {"stage_id": self.stage_id, "attempt_id": self.attempt_id, "wait_s": self.wait_s}
-
-
-@dataclass(frozen=True)
-class Wait:
-    """Wait-time parts; None where the SHS data cannot tell."""
-
-    to_first_executor_s: float | None
-    driver_only_s: float
-    stage_scheduling_delay_s: float
-    per_stage: tuple[StageWait, ...]
-
-    def to_dict(self) -> dict[str, object]:
-        """JSON-able form."""
-        return {
-            "to_first_executor_s": self.to_first_executor_s,
-            "driver_only_s": self.driver_only_s,
-            "stage_scheduling_delay_s": self.stage_scheduling_delay_s,
-            "per_stage": [s.to_dict() for s in self.per_stage],
-        }
 
 
 @dataclass(frozen=True)
@@ -240,7 +218,7 @@ def compute_resources(app: AppData) -> Resources:
         else _ratio(used_gb_hours, allocated_gb_hours),
         executors=len(drivers[:1]) if local else len(non_driver),
         local_mode=local,
-        wait=_wait(app, local, non_driver, drivers, start_ms, end_ms),
+        wait=wait_time(app, local, non_driver, drivers, start_ms, end_ms),
         notes=tuple(notes),
     )
 
@@ -360,62 +338,6 @@ def _holders(
         )
     )
     return holders
-
-
-def _wait(
-    app: AppData,
-    local: bool,
-    non_driver: list[ExecutorSummary],
-    drivers: list[ExecutorSummary],
-    start_ms: int,
-    end_ms: int,
-) -> Wait:
-    pool = drivers if local else non_driver
-    adds = [e.add_time_ms for e in pool if e.add_time_ms is not None]
-    to_first_executor_s = None if not adds else max(0, min(adds) - start_ms) / MS_PER_S
-
-    per_stage = tuple(
-        StageWait(
-            s.stage_id,
-            s.attempt_id,
-            max(0, s.first_task_launched_time_ms - s.submission_time_ms) / MS_PER_S,
-        )
-        for s in app.stages
-        if s.submission_time_ms is not None and s.first_task_launched_time_ms is not None
-    )
-    return Wait(
-        to_first_executor_s=to_first_executor_s,
-        driver_only_s=_uncovered_ms(app, start_ms, end_ms) / MS_PER_S,
-        stage_scheduling_delay_s=sum(s.wait_s for s in per_stage),
-        per_stage=per_stage,
-    )
-
-
-def _uncovered_ms(app: AppData, start_ms: int, end_ms: int) -> int:
-    # A job still open at the end (failed app) ran until the application ended.
-    intervals = sorted(
-        (
-            max(j.submission_time_ms, start_ms),
-            min(end_ms if j.completion_time_ms is None else j.completion_time_ms, end_ms),
-        )
-        for j in app.jobs
-        if j.submission_time_ms is not None
-    )
-    covered_ms = 0
-    run_start: int | None = None
-    run_end = start_ms
-    for lo, hi in intervals:
-        if hi <= lo:
-            continue
-        if run_start is None or lo > run_end:
-            if run_start is not None:
-                covered_ms += run_end - run_start
-            run_start, run_end = lo, hi
-        else:
-            run_end = max(run_end, hi)
-    if run_start is not None:
-        covered_ms += run_end - run_start
-    return max(0, end_ms - start_ms - covered_ms)
 
 
 def _ratio(numerator: float, denominator: float) -> float | None:
