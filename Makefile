@@ -36,10 +36,11 @@ run: demo-data  ## install, load the demo data and serve on http://$(HOST):$(POR
 fetch:  ## fetch from the configured servers
 	$(PY) -m sparkscope fetch
 
-lint:  ## ruff check + format check, mypy on the pure packages
+lint:  ## ruff check + format check, mypy, and the layer contract (pyproject [tool.importlinter])
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy heuristics fetcher sparkscope
+	$(VENV)/bin/lint-imports
 
 fmt:
 	$(PY) -m ruff check --fix .
