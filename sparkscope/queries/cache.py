@@ -40,13 +40,6 @@ def cached(key: tuple[Any, ...], ttl_s: float, compute: Callable[[], T]) -> T:
     return value
 
 
-def clear() -> None:
-    """Forget every cached value (tests, and after a database is replaced)."""
-    with _LOCK:
-        for cache in _CACHES.values():
-            cache.clear()
-
-
 def db_key(session: Session) -> str:
     """Identity of the session's database, for per-process caches."""
     return str(session.get_bind().engine.url)
