@@ -3,21 +3,34 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from types import ModuleType
+from typing import Any
 
+from heuristics import from_module
 from heuristics.base import (
     AppData,
     ExecutorSummary,
+    HeuristicResult,
     JobSummary,
     Severity,
     StageSummary,
     TaskDistribution,
     TaskSummary,
+    params_view,
 )
 
 QUANTILES = tuple(i / 20 for i in range(21))
 MIN_MS = 60_000
 GIB = 1024**3
 MIB = 1024**2
+
+
+def run(module: ModuleType, app: AppData, params: Any = None) -> HeuristicResult:
+    """Evaluate one heuristic module and finish its outcome as the registry does (name,
+    thresholds, advice only above LOW, impact only above NONE); errors propagate."""
+    heuristic = from_module(module)
+    params = heuristic.params_type() if params is None else params
+    return heuristic.evaluate(app, params).to_result(heuristic.name, params_view(params))
 
 
 def curve(min_value: float, median_value: float, max_value: float) -> tuple[float, ...]:

@@ -76,9 +76,7 @@ def test_state_reloads_on_edit_and_keeps_last_valid_config(tmp_path: Path) -> No
     assert error is None
     assert state.current()[0] is first  # unchanged file: same registry object, nothing re-read
 
-    path.write_text(
-        BUNDLED.read_text().replace("min_tasks_for_tiny: 1000", "min_tasks_for_tiny: 5000")
-    )
+    path.write_text(BUNDLED.read_text() + "task_granularity:\n  min_tasks_for_tiny: 5000\n")
     time.sleep(0.01)
     second, error = state.current()
     assert error is None and second.fingerprint != first.fingerprint
@@ -97,6 +95,49 @@ def test_state_reloads_on_edit_and_keeps_last_valid_config(tmp_path: Path) -> No
     path.write_text("{}\n")
     fifth, error = state.current()
     assert error is None and fifth.fingerprint == load_heuristics(str(BUNDLED)).fingerprint
+
+
+# A threshold over 64 bits, one that is not finite, and a file that is not UTF-8: each is a
+# config error with the file (and key path), never a crash later.
+BAD_FILES = [
+    (b"stage_skew:\n  min_max_task_ms: 18446744073709551616\n", "stage_skew.min_max_task_ms"),
+    (b"stage_skew:\n  task_time_ratio: {critical: 1e400}\n", "stage_skew.task_time_ratio.critical"),
+    (b"disk_spill:\n  min_stage_spill_bytes: -9223372036854775809\n", "disk_spill.min_stage"),
+    (b"# caf\xe9 au lait\nstage_skew:\n  min_max_task_ms: 1\n", "not valid UTF-8"),
+]
+
+
+@pytest.mark.parametrize(("content", "message"), BAD_FILES)
+def test_state_reports_unstorable_or_undecodable_config(
+    tmp_path: Path, content: bytes, message: str
+) -> None:
+    path = tmp_path / "heuristics.yaml"
+    path.write_text("task_granularity:\n  min_tasks_for_tiny: 5000\n")
+    state = HeuristicsState(str(path))
+    good, error = state.current()
+    assert error is None
+    path.write_bytes(content)
+    for _ in range(2):  # reported on every page load while the file stays bad, not once
+        kept, error = state.current()
+        assert kept is good
+        assert error is not None and message in error and str(path) in error
+    assert kept.params("task_granularity").min_tasks_for_tiny == 5000
+
+
+@pytest.mark.parametrize(("content", "message"), BAD_FILES)
+def test_unstorable_or_undecodable_config_stops_analyze_with_one_line(
+    tmp_path: Path, monkeypatch, content: bytes, message: str
+) -> None:
+    bad = tmp_path / "h.yaml"
+    bad.write_bytes(content)
+    monkeypatch.setenv("SPARKSCOPE_DATABASE_URL", f"sqlite:///{tmp_path / 'never.db'}")
+    monkeypatch.setenv("SPARKSCOPE_HEURISTICS", str(bad))
+    result = CliRunner().invoke(cli, ["analyze"])
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0] and str(bad) in lines[0], result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert not (tmp_path / "never.db").exists()  # stopped before touching a database
 
 
 def test_missing_file_at_start_falls_back_to_defaults(tmp_path: Path) -> None:
@@ -365,37 +406,68 @@ def test_results_carry_the_thresholds_of_the_config_in_force(factory, tmp_path: 
     assert all(r.thresholds for r in results)
 
 
+def _counting(calls: dict[str, int], bump: tuple[str, ...] = ()) -> list[object]:
+    """The built-in heuristics, counting their calls; those in ``bump`` one version up."""
+    import dataclasses
+
+    from heuristics import builtin_heuristics
+
+    def counted(h):  # type: ignore[no-untyped-def]
+        def evaluate(app, params):  # type: ignore[no-untyped-def]
+            calls[h.name] = calls.get(h.name, 0) + 1
+            return h.evaluate(app, params)
+
+        return evaluate
+
+    return [
+        dataclasses.replace(
+            h, evaluate_fn=counted(h), version=h.version + (1 if h.name in bump else 0)
+        )
+        for h in builtin_heuristics()
+    ]
+
+
 def test_rescore_after_an_edit_keeps_unchanged_heuristics_and_equals_a_full_rescore(
     factory, tmp_path: Path
 ) -> None:
-    import types
-
-    from heuristics import BUILTIN_MODULES, build_registry
+    from heuristics import build_registry
 
     calls: dict[str, int] = {}
-
-    def counting(module: types.ModuleType) -> types.ModuleType:
-        wrapped = types.ModuleType(module.__name__, module.__doc__)
-        wrapped.__dict__.update({k: getattr(module, k) for k in ("NAME", "TITLE", "Params")})
-
-        def evaluate(app, params):  # type: ignore[no-untyped-def]
-            calls[module.NAME] = calls.get(module.NAME, 0) + 1
-            return module.evaluate(app, params)
-
-        wrapped.evaluate = evaluate  # type: ignore[attr-defined]
-        return wrapped
-
-    modules = tuple(counting(m) for m in BUILTIN_MODULES)
+    heuristics = _counting(calls)
     edit = {"task_failures": {"failed_task_rate": {"low": 0.05, "moderate": 0.1}}}
-    analyze_all(factory, build_registry({}, modules), force=True)
+    analyze_all(factory, build_registry({}, heuristics), force=True)
     calls.clear()
-    stats = analyze_all(factory, build_registry(edit, modules))
+    stats = analyze_all(factory, build_registry(edit, heuristics))
     assert stats.analysed == 21
     assert calls == {"task_failures": 21}  # the other twelve kept their stored results
     incremental = stored_analysis(factory)
-    analyze_all(factory, build_registry(edit, modules), force=True)
+    analyze_all(factory, build_registry(edit, heuristics), force=True)
     assert stored_analysis(factory) == incremental
     assert calls["stage_skew"] == 21
+
+
+def test_a_version_bump_rescores_only_that_heuristic(factory) -> None:
+    """Changing one heuristic (its VERSION) re-runs it alone: the stored results of the others
+    stay valid, and the outcome equals a full re-score."""
+    from heuristics import build_registry
+
+    calls: dict[str, int] = {}
+    analyze_all(factory, build_registry({}, _counting(calls)), force=True)
+    before = stored_analysis(factory)
+    calls.clear()
+    bumped = build_registry({}, _counting(calls, bump=("disk_spill",)))
+    stats = analyze_all(factory, bumped)
+    assert stats.analysed == 21  # every application moves to the new fingerprint...
+    assert calls == {"disk_spill": 21}  # ...but only the bumped heuristic runs again
+    after = stored_analysis(factory)
+    with factory() as s:
+        assert set(s.scalars(select(Application.analysis_fingerprint)).all()) == {
+            bumped.fingerprint
+        }
+    analyze_all(factory, bumped, force=True)
+    assert stored_analysis(factory) == after
+    assert calls["stage_skew"] == 21
+    assert [len(v) for v in after.values()] == [len(v) for v in before.values()]
 
 
 def test_the_same_analysis_on_sqlite(fresh_sqlite_url: str, factory, monkeypatch) -> None:

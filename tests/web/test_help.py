@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from flask.testing import FlaskClient
 
-from heuristics import BUILTIN_MODULES
+from heuristics import builtin_heuristics
 from sparkscope.views.filters import render_doc
 
 
 def test_help_index_lists_every_heuristic(client: FlaskClient) -> None:
     html = client.get("/help").get_data(as_text=True)
-    for module in BUILTIN_MODULES:
-        assert f'href="/help/{module.NAME}"' in html
+    for h in builtin_heuristics():
+        assert f'href="/help/{h.name}"' in html
 
 
 def test_heuristic_page_has_doc_and_current_thresholds(client: FlaskClient) -> None:
