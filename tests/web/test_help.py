@@ -18,6 +18,7 @@ def test_heuristic_page_has_doc_and_current_thresholds(client: FlaskClient) -> N
     html = client.get("/help/executor_gc").get_data(as_text=True)
     assert "Executor GC" in html
     assert "<code>gc_ratio</code></th><td>0.08</td><td>0.1</td><td>0.15</td><td>0.2</td>" in html
+    assert "<td>GC time / task run time over executors (ratio; ascending)</td>" in html
     skew = client.get("/help/stage_skew").get_data(as_text=True)
     assert "<strong>How to fix.</strong>" in skew and "<li>" in skew
     assert "<code>spark.sql.adaptive.enabled=true</code>" in skew
