@@ -271,13 +271,12 @@ class Registry:
             outcome = entry.heuristic.evaluate(app, entry.params)
             if not isinstance(outcome, Outcome):
                 raise TypeError(f"evaluate returned {type(outcome).__name__}, not Outcome")
+            return outcome.to_result(entry.name, thresholds)
         except Exception as exc:  # noqa: BLE001 - one broken heuristic must not hide the rest
-            outcome = Outcome(
-                severity=Severity.NONE,
-                value=None,
-                title=f"internal error: {type(exc).__name__}: {exc}",
+            title = f"internal error: {type(exc).__name__}: {exc}"
+            return Outcome(severity=Severity.NONE, value=None, title=title).to_result(
+                entry.name, thresholds
             )
-        return outcome.to_result(entry.name, thresholds)
 
     def run(self, app: AppData) -> list[HeuristicResult]:
         """Run every enabled heuristic, in catalog order."""

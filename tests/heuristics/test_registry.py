@@ -210,14 +210,19 @@ def test_raising_heuristic_becomes_internal_error() -> None:
     def wrong(app: object, params: object) -> object:
         return "not an outcome"
 
-    modules = (fake_module("boom", boom), fake_module("fine", fine), fake_module("wrong", wrong))
+    def no_such_severity(app: object, params: object) -> Outcome:
+        return make_result(severity=7, value=1.0, title="t")  # type: ignore[arg-type]
+
+    modules = [fake_module(f.__name__, f) for f in (boom, fine, wrong, no_such_severity)]
     results = build_registry({}, heuristics=modules).run(make_app())
-    assert [r.name for r in results] == ["boom", "fine", "wrong"]
+    assert [r.name for r in results] == ["boom", "fine", "wrong", "no_such_severity"]
     assert results[0].severity == Severity.NONE
     assert results[0].title.startswith("internal error: ZeroDivisionError")
     assert results[0].thresholds == {"ratio": Thresholds(1, 2, 3, 4).to_dict()}
     assert results[1].title == "nothing"
     assert results[2].title == "internal error: TypeError: evaluate returned str, not Outcome"
+    assert results[3].severity == Severity.NONE
+    assert results[3].title.startswith("internal error: ValueError: 7 is not a valid Severity")
 
 
 def test_run_on_empty_app_gives_none_everywhere() -> None:

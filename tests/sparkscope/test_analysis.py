@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from heuristics import builtin_heuristics
 from sparkscope import inputs
 from sparkscope.analysis import (
     analyze_all,
@@ -36,6 +37,7 @@ from tests.fetcher.recorded import RECORDING
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = ROOT / "config" / "heuristics.yaml"
+N_HEURISTICS = len(builtin_heuristics())
 TINY = "local-1795972070675"  # 2000 tiny tasks: task_granularity CRITICAL under production config
 
 
@@ -195,7 +197,7 @@ def test_worker_processes_store_the_same_findings_as_one_process(factory) -> Non
     assert one.analysed == two.analysed == 21
     assert stored_analysis(factory) == single
     assert {fp for fp, *_ in single.values()} == {registry.fingerprint}
-    assert all(len(results) == 13 for _, _, results, _ in single.values())
+    assert all(len(results) == N_HEURISTICS for _, _, results, _ in single.values())
 
 
 def test_only_findings_above_none_get_a_finding_row(factory) -> None:
@@ -220,7 +222,7 @@ def test_fetch_scores_in_memory_exactly_as_a_rescore_from_the_database(
     factory = make_sessionmaker(engine)
     at_fetch = stored_analysis(factory)
     assert len(at_fetch) == 21
-    assert all(len(results) == 13 for _, _, results, _ in at_fetch.values())
+    assert all(len(results) == N_HEURISTICS for _, _, results, _ in at_fetch.values())
     registry = load_heuristics(str(BUNDLED))
     with factory() as s:
         assert s.scalar(select(func.count()).select_from(AnalysisInput)) == 21
@@ -322,7 +324,7 @@ def test_results_carry_the_thresholds_of_the_config_in_force(factory, tmp_path: 
         results = ensure_analyzed(session, _pk(session, TINY), registry)
     gc = next(r for r in results if r.name == "executor_gc")
     assert gc.thresholds["gc_ratio"]["low"] == 0.09  # type: ignore[index]
-    assert len(results) == 13
+    assert len(results) == N_HEURISTICS
     assert all(r.thresholds for r in results)
 
 
@@ -359,7 +361,7 @@ def test_rescore_after_an_edit_keeps_unchanged_heuristics_and_equals_a_full_resc
     calls.clear()
     stats = analyze_all(factory, build_registry(edit, heuristics))
     assert stats.analysed == 21
-    assert calls == {"task_failures": 21}  # the other twelve kept their stored results
+    assert calls == {"task_failures": 21}  # the others kept their stored results
     incremental = stored_analysis(factory)
     analyze_all(factory, build_registry(edit, heuristics), force=True)
     assert stored_analysis(factory) == incremental

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from heuristics import builtin_heuristics
 from sparkscope.cli import cli
 from sparkscope.heuristics_state import HeuristicsState, load_heuristics
 
@@ -92,4 +93,4 @@ def test_unstorable_or_undecodable_config_stops_analyze_with_one_line(
 def test_missing_file_at_start_falls_back_to_defaults(tmp_path: Path) -> None:
     registry, error = HeuristicsState(str(tmp_path / "nope.yaml")).current()
     assert error is not None and "file not found" in error
-    assert len(registry.enabled) == 13
+    assert registry.names == tuple(h.name for h in builtin_heuristics())
