@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from types import ModuleType
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from heuristics.appdata import AppData
 from heuristics.params import (
@@ -107,6 +107,12 @@ class ModuleHeuristic:
     def evaluate(self, app: AppData, params: Any) -> Outcome:
         """Call the module's evaluate."""
         return self.evaluate_fn(app, params)
+
+
+if TYPE_CHECKING:  # mypy checks here that the module adapter follows the contract
+
+    def _follows_contract(adapter: ModuleHeuristic) -> Heuristic[Any]:
+        return adapter
 
 
 def from_module(module: ModuleType) -> ModuleHeuristic:
