@@ -42,17 +42,8 @@ from fetcher.parse import (
     parse_task_summary,
 )
 from heuristics.base import AppData
-from sparkscope.analysis import (
-    distribution_input,
-    executor_input,
-    is_input_task,
-    job_input,
-    record_config,
-    score_and_store,
-    stage_input,
-    store_inputs,
-    task_input,
-)
+from sparkscope import inputs
+from sparkscope.analysis import record_config, score_and_store, store_inputs
 from sparkscope.config import FetcherConfig, ServerConfig
 from sparkscope.db import is_postgres, now_ms
 from sparkscope.models import Application, FetchFailure, FetchRun
@@ -459,33 +450,14 @@ def _load(
 def app_data(bundle: AppBundle) -> AppData:
     """The heuristic inputs of a fetched application, from its parsed rows."""
     e = bundle.entry
-    known = {(s["stage_id"], s["attempt_id"]) for s in bundle.stages}
-    dists = {
-        (d["stage_id"], d["attempt_id"]): distribution_input(d["quantiles"], d["metrics"])
-        for d in bundle.distributions
-    }
-    return AppData(
-        app_id=e.app_id,
-        attempt_id=e.attempt_id,
-        name=e.name,
-        user=e.user,
-        start_time_ms=e.start_time_ms,
-        end_time_ms=e.end_time_ms,
-        duration_ms=e.duration_ms or 0,
-        spark_properties={
-            p["name"]: p["value"] or "" for p in bundle.environment if p["section"] == "spark"
-        },
-        executors=tuple(executor_input(x) for x in bundle.executors),
-        jobs=tuple(job_input(j) for j in sorted(bundle.jobs, key=lambda j: j["job_id"])),
-        stages=tuple(
-            stage_input(s, dists.get((s["stage_id"], s["attempt_id"])))
-            for s in sorted(bundle.stages, key=lambda s: (s["stage_id"], s["attempt_id"]))
-        ),
-        tasks=tuple(
-            task_input(t)
-            for t in sorted(bundle.tasks, key=lambda t: (t["stage_id"], t["task_id"]))
-            if (t["stage_id"], t["stage_attempt_id"]) in known and is_input_task(t)
-        ),
+    return inputs.assemble(
+        {c: getattr(e, c) for c in inputs.APP_COLUMNS},
+        bundle.environment,
+        bundle.executors,
+        bundle.jobs,
+        bundle.stages,
+        bundle.distributions,
+        bundle.tasks,
     )
 
 

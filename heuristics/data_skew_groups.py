@@ -20,13 +20,13 @@ handling (`spark.sql.adaptive.skewJoin.enabled=true`), or rewrite input in evenl
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from heuristics.base import (
     AppData,
     Details,
-    HeuristicResult,
     Impact,
+    Outcome,
     Severity,
     Thresholds,
     approximate_task_values,
@@ -35,12 +35,16 @@ from heuristics.base import (
     fmt_ratio,
     make_result,
     no_data,
+    param,
     round2,
     safe_ratio,
 )
 
 NAME = "data_skew_groups"
 TITLE = "Data skew (two groups)"
+#: Bump when what this heuristic computes changes: only its stored results are redone.
+VERSION = 1
+INPUTS = frozenset({"stages"})
 
 ADVICE = (
     "A group of tasks handles several times more than the rest. Repartition on a better key, "
@@ -56,16 +60,26 @@ MAX_POINTS = 1000
 class Params:
     """Parameters of the two-group data skew heuristic."""
 
-    # mean of the heavy group / mean of the light group
-    group_mean_ratio: Thresholds = field(default_factory=lambda: Thresholds(2.0, 4.0, 8.0, 16.0))
-    # number of tasks in the stage: caps the severity (few tasks cannot be badly skewed)
-    num_tasks: Thresholds = field(default_factory=lambda: Thresholds(10, 50, 100, 200))
-    # both groups must hold at least this many tasks
-    min_group_size: int = 1
-    # skip byte metrics whose heavy group mean is below this
-    min_heavy_group_mean_bytes: int = 64 * 1024 * 1024
-    # skip task time whose heavy group mean is below this
-    min_heavy_group_mean_ms: int = 60 * 1000
+    group_mean_ratio: Thresholds = param(
+        Thresholds(2.0, 4.0, 8.0, 16.0),
+        "heavy group mean / light group mean, per stage and metric (ratio; ascending)",
+    )
+    num_tasks: Thresholds = param(
+        Thresholds(10, 50, 100, 200),
+        "tasks in the stage: caps the severity, so few tasks cannot be badly skewed (count; ascending)",
+    )
+    min_group_size: int = param(
+        1,
+        "gate: each of the two groups must hold at least this many tasks (count)",
+    )
+    min_heavy_group_mean_bytes: int = param(
+        64 * 1024 * 1024,
+        "gate: skip byte metrics whose heavy group mean is below this (bytes; 64 MiB)",
+    )
+    min_heavy_group_mean_ms: int = param(
+        60 * 1000,
+        "gate: skip task time whose heavy group mean is below this (ms; 60 s)",
+    )
 
 
 def two_groups(values: list[float], refinements: int = 2) -> tuple[list[float], list[float]]:
@@ -86,11 +100,11 @@ def _split(ordered: list[float], middle: float) -> tuple[list[float], list[float
     return [v for v in ordered if v < middle], [v for v in ordered if v >= middle]
 
 
-def evaluate(app: AppData, params: Params) -> HeuristicResult:
+def evaluate(app: AppData, params: Params) -> Outcome:
     """Flag stages whose tasks split into a light and a much heavier group."""
     stages = [s for s in app.stages if s.distribution is not None and s.status != "SKIPPED"]
     if not stages:
-        return no_data(NAME, "No task distributions available", params)
+        return no_data("No task distributions available")
     worst: tuple[float, str] | None = None
     severity_all = Severity.NONE
     rows: list[tuple[object, ...]] = []
@@ -148,11 +162,9 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
                 core_ms += (high_mean - low_mean) * n_high
     if worst is None:
         return no_data(
-            NAME,
             "No stage large enough to judge group skew (heavy group below "
             f"{fmt_bytes(params.min_heavy_group_mean_bytes)} / "
             f"{fmt_ms(params.min_heavy_group_mean_ms)})",
-            params,
         )
     details = Details(
         (
@@ -176,4 +188,11 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
             "group tasks × (heavy − light mean), the extra work an even split would avoid"
         ),
     )
-    return make_result(NAME, severity_all, worst[0], worst[1], params, details, ADVICE, impact)
+    return make_result(
+        severity=severity_all,
+        value=worst[0],
+        title=worst[1],
+        details=details,
+        advice=ADVICE,
+        impact=impact,
+    )

@@ -20,18 +20,19 @@ can fill local disks.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from heuristics.base import (
     AppData,
     Details,
-    HeuristicResult,
     Impact,
+    Outcome,
     Severity,
     Thresholds,
     fmt_bytes,
     make_result,
     no_data,
+    param,
     round2,
     safe_ratio,
     total_task_cores,
@@ -39,6 +40,9 @@ from heuristics.base import (
 
 NAME = "disk_spill"
 TITLE = "Disk spill"
+#: Bump when what this heuristic computes changes: only its stored results are redone.
+VERSION = 1
+INPUTS = frozenset({"executors", "stages", "tasks"})
 
 ADVICE = (
     "Tasks ran out of execution memory and spilled to disk. Use more, smaller partitions "
@@ -50,21 +54,27 @@ ADVICE = (
 class Params:
     """Parameters of the disk spill heuristic."""
 
-    # memory bytes spilled / max(input, output, shuffle read, shuffle write) of the stage
-    spill_ratio: Thresholds = field(default_factory=lambda: Thresholds(0.1, 0.5, 1.0, 2.0))
-    # stages that spilled less than this (memory bytes spilled) are not judged
-    min_stage_spill_bytes: int = 256 * 1024 * 1024
-    # assumed local disk throughput used to turn spilled bytes into time (bytes per second)
-    disk_throughput_bytes_per_s: int = 100_000_000
+    spill_ratio: Thresholds = param(
+        Thresholds(0.1, 0.5, 1.0, 2.0),
+        "memory bytes spilled / max(input, output, shuffle read, shuffle write) of a stage (ratio; ascending)",
+    )
+    min_stage_spill_bytes: int = param(
+        256 * 1024 * 1024,
+        "gate: stages that spilled less than this are not judged (memory bytes spilled; 256 MiB)",
+    )
+    disk_throughput_bytes_per_s: int = param(
+        100_000_000,
+        "assumed local disk throughput for the time estimate (bytes per second; 100 MB/s)",
+    )
 
 
-def evaluate(app: AppData, params: Params) -> HeuristicResult:
+def evaluate(app: AppData, params: Params) -> Outcome:
     """Flag stages that spilled a large share of the data they processed."""
     if not app.stages:
-        return no_data(NAME, "No stages available", params)
+        return no_data("No stages available")
     total_spill = sum(s.memory_bytes_spilled for s in app.stages)
     if total_spill == 0:
-        return no_data(NAME, "No stage spilled", params)
+        return no_data("No stage spilled")
     slots = total_task_cores(app)
     severity_all = Severity.NONE
     worst: tuple[float, str] | None = None
@@ -112,10 +122,8 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
         disk_bytes += stage.disk_bytes_spilled
     if worst is None:
         return no_data(
-            NAME,
             f"No stage spilled at least {fmt_bytes(params.min_stage_spill_bytes)} "
             f"({fmt_bytes(total_spill)} in total)",
-            params,
         )
     # Spilled bytes are written once and read back once.
     task_s = 2 * disk_bytes / max(1, params.disk_throughput_bytes_per_s)
@@ -141,4 +149,11 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
         ),
         tuple(rows),
     )
-    return make_result(NAME, severity_all, worst[0], worst[1], params, details, ADVICE, impact)
+    return make_result(
+        severity=severity_all,
+        value=worst[0],
+        title=worst[1],
+        details=details,
+        advice=ADVICE,
+        impact=impact,
+    )

@@ -17,23 +17,27 @@ reduce the number of tasks (fewer, larger partitions) when the UI state is the p
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from heuristics.base import (
     AppData,
     Details,
-    HeuristicResult,
     Impact,
+    Outcome,
     Thresholds,
     fmt_ms,
     make_result,
     no_data,
+    param,
     safe_ratio,
 )
 from heuristics.sparkconf import is_local_mode
 
 NAME = "driver_gc"
 TITLE = "Driver GC"
+#: Bump when what this heuristic computes changes: only its stored results are redone.
+VERSION = 1
+INPUTS = frozenset({"duration_ms", "executors", "spark_properties"})
 
 ADVICE = (
     "The driver spends much of its time in garbage collection. Avoid collect()/toPandas() of "
@@ -45,26 +49,28 @@ ADVICE = (
 class Params:
     """Parameters of the driver GC heuristic."""
 
-    # driver GC time / (driver task time in local mode, application duration otherwise)
-    gc_ratio: Thresholds = field(default_factory=lambda: Thresholds(0.08, 0.1, 0.15, 0.2))
-    # the denominator (task time in local mode, app duration otherwise) must reach this
-    min_duration_ms: int = 10 * 60 * 1000
+    gc_ratio: Thresholds = param(
+        Thresholds(0.08, 0.1, 0.15, 0.2),
+        "driver GC time / driver task time (local mode) or application duration (cluster) (ratio; ascending)",
+    )
+    min_duration_ms: int = param(
+        10 * 60 * 1000,
+        "gate: the denominator above must reach this (ms; 10 min)",
+    )
 
 
-def evaluate(app: AppData, params: Params) -> HeuristicResult:
+def evaluate(app: AppData, params: Params) -> Outcome:
     """Rate the driver's GC share."""
     driver = next((e for e in app.executors if e.is_driver), None)
     if driver is None:
-        return no_data(NAME, "No driver entry in the executor list", params)
+        return no_data("No driver entry in the executor list")
     local = is_local_mode(app.spark_properties) or not any(not e.is_driver for e in app.executors)
     base_ms = driver.total_duration_ms if local else app.duration_ms
     base_name = "driver task time" if local else "application duration"
     if base_ms < max(1, params.min_duration_ms):
         return no_data(
-            NAME,
             f"The {base_name} ({fmt_ms(base_ms)}) is below the "
             f"{fmt_ms(params.min_duration_ms)} needed to judge driver GC",
-            params,
         )
     gc_ms = driver.total_gc_time_ms
     ratio = safe_ratio(gc_ms, base_ms)
@@ -85,4 +91,11 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
             "GC time in cluster mode (a paused driver schedules nothing)"
         ),
     )
-    return make_result(NAME, severity, ratio, title, params, details, ADVICE, impact)
+    return make_result(
+        severity=severity,
+        value=ratio,
+        title=title,
+        details=details,
+        advice=ADVICE,
+        impact=impact,
+    )

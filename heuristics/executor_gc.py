@@ -21,19 +21,20 @@ and consider G1GC tuning (`-XX:+UseG1GC` is the default on recent JVMs).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from heuristics.base import (
     DESCENDING,
     AppData,
     Details,
-    HeuristicResult,
     Impact,
+    Outcome,
     Severity,
     Thresholds,
     fmt_ms,
     make_result,
     no_data,
+    param,
     round2,
     safe_ratio,
     task_executors,
@@ -42,6 +43,9 @@ from heuristics.base import (
 
 NAME = "executor_gc"
 TITLE = "Executor GC"
+#: Bump when what this heuristic computes changes: only its stored results are redone.
+VERSION = 1
+INPUTS = frozenset({"executors", "stages"})
 
 ADVICE = (
     "Executors spend a large share of task time in garbage collection. Give each task more heap "
@@ -54,21 +58,25 @@ ADVICE = (
 class Params:
     """Parameters of the executor GC heuristic."""
 
-    # GC time / task run time, bad when high
-    gc_ratio: Thresholds = field(default_factory=lambda: Thresholds(0.08, 0.1, 0.15, 0.2))
-    # GC time / task run time, suspicious when low (reported at most as LOW)
-    gc_ratio_low: Thresholds = field(
-        default_factory=lambda: Thresholds(0.01, 0.005, 0.002, 0.001, DESCENDING)
+    gc_ratio: Thresholds = param(
+        Thresholds(0.08, 0.1, 0.15, 0.2),
+        "GC time / task run time over executors (ratio; ascending)",
     )
-    # applications whose executors ran tasks for less than this in total are not judged
-    min_total_run_time_ms: int = 30 * 60 * 1000
+    gc_ratio_low: Thresholds = param(
+        Thresholds(0.01, 0.005, 0.002, 0.001, DESCENDING),
+        "GC time / task run time, suspiciously low; reported at most as LOW (ratio; descending)",
+    )
+    min_total_run_time_ms: int = param(
+        30 * 60 * 1000,
+        "gate: total executor task time below this is not judged (ms; 30 min)",
+    )
 
 
-def evaluate(app: AppData, params: Params) -> HeuristicResult:
+def evaluate(app: AppData, params: Params) -> Outcome:
     """Rate the share of executor run time spent in GC."""
     execs = task_executors(app)
     if not execs:
-        return no_data(NAME, "No executor metrics available", params)
+        return no_data("No executor metrics available")
     run_ms = sum(e.total_duration_ms for e in execs)
     gc_ms = sum(e.total_gc_time_ms for e in execs)
     stage_gc_ms = sum(s.jvm_gc_time_ms for s in app.stages)
@@ -79,10 +87,8 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
         source = "stages"
     if run_ms < max(1, params.min_total_run_time_ms):
         return no_data(
-            NAME,
             f"Executors ran tasks for {fmt_ms(run_ms)}, below the "
             f"{fmt_ms(params.min_total_run_time_ms)} needed to judge GC",
-            params,
         )
     ratio = safe_ratio(gc_ms, run_ms)
     severity = params.gc_ratio.severity_of(ratio)
@@ -125,4 +131,11 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
         )
     else:
         impact = Impact(None, None, "a low GC share costs nothing by itself; cannot be estimated")
-    return make_result(NAME, severity, ratio, title, params, details, ADVICE, impact)
+    return make_result(
+        severity=severity,
+        value=ratio,
+        title=title,
+        details=details,
+        advice=ADVICE,
+        impact=impact,
+    )

@@ -17,13 +17,13 @@ few slow hosts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from heuristics.base import (
     AppData,
     Details,
-    HeuristicResult,
     Impact,
+    Outcome,
     Severity,
     Thresholds,
     fmt_bytes,
@@ -32,12 +32,16 @@ from heuristics.base import (
     make_result,
     median,
     no_data,
+    param,
     round2,
     safe_ratio,
 )
 
 NAME = "executor_load_imbalance"
 TITLE = "Executor load imbalance"
+#: Bump when what this heuristic computes changes: only its stored results are redone.
+VERSION = 1
+INPUTS = frozenset({"executors"})
 
 ADVICE = (
     "Work is unevenly spread over executors. Check stage skew first; lower spark.locality.wait "
@@ -49,24 +53,30 @@ ADVICE = (
 class Params:
     """Parameters of the executor load imbalance heuristic."""
 
-    # busiest executor / median executor
-    max_to_median_ratio: Thresholds = field(default_factory=lambda: Thresholds(1.5, 2.0, 4.0, 8.0))
-    # fewer executors than this are not judged
-    min_executors: int = 2
-    # task time: skip when the busiest executor ran tasks for less than this
-    min_max_executor_time_ms: int = 30 * 60 * 1000
-    # bytes: skip when the busiest executor read less than this
-    min_max_executor_bytes: int = 1024 * 1024 * 1024
+    max_to_median_ratio: Thresholds = param(
+        Thresholds(1.5, 2.0, 4.0, 8.0),
+        "busiest executor / median executor for task time, input and shuffle read (ratio; ascending)",
+    )
+    min_executors: int = param(
+        2,
+        "gate: fewer executors than this are not judged (count)",
+    )
+    min_max_executor_time_ms: int = param(
+        30 * 60 * 1000,
+        "gate: task time is not judged when the busiest executor ran less than this (ms; 30 min)",
+    )
+    min_max_executor_bytes: int = param(
+        1024 * 1024 * 1024,
+        "gate: bytes are not judged when the busiest executor read less than this (bytes; 1 GiB)",
+    )
 
 
-def evaluate(app: AppData, params: Params) -> HeuristicResult:
+def evaluate(app: AppData, params: Params) -> Outcome:
     """Compare the busiest executor with the median executor."""
     execs = [e for e in app.executors if not e.is_driver]
     if len(execs) < max(2, params.min_executors):
         return no_data(
-            NAME,
             f"{len(execs)} executor(s); at least {max(2, params.min_executors)} needed",
-            params,
         )
     metrics = (
         ("task_time_ms", lambda e: e.total_duration_ms, params.min_max_executor_time_ms, fmt_ms),
@@ -121,11 +131,18 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
                 ),
             )
     if worst is None:
-        return no_data(NAME, "Executors did too little work to judge their balance", params)
+        return no_data("Executors did too little work to judge their balance")
     if impact is None:
         impact = Impact(None, None, "imbalance in bytes only; time cost cannot be estimated")
     details = Details(
         ("metric", "executors", "median", "max", "ratio", "busiest_executor", "severity"),
         tuple(rows),
     )
-    return make_result(NAME, severity_all, worst[0], worst[1], params, details, ADVICE, impact)
+    return make_result(
+        severity=severity_all,
+        value=worst[0],
+        title=worst[1],
+        details=details,
+        advice=ADVICE,
+        impact=impact,
+    )

@@ -26,19 +26,20 @@ more cores per executor to use the memory.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from heuristics.base import (
     DESCENDING,
     AppData,
     Details,
-    HeuristicResult,
     Impact,
+    Outcome,
     Severity,
     Thresholds,
     fmt_bytes,
     make_result,
     no_data,
+    param,
     round2,
     task_executors,
 )
@@ -53,6 +54,9 @@ from heuristics.sparkconf import (
 
 NAME = "executor_memory"
 TITLE = "Executor memory"
+#: Bump when what this heuristic computes changes: only its stored results are redone.
+VERSION = 1
+INPUTS = frozenset({"end_time_ms", "executors", "spark_properties", "start_time_ms"})
 
 ROUND_TO_BYTES = 512 * MIB
 
@@ -61,16 +65,22 @@ ROUND_TO_BYTES = 512 * MIB
 class Params:
     """Parameters of the executor memory heuristic."""
 
-    # peak (heap + off-heap) / (memory + overhead), bad when high
-    near_limit_ratio: Thresholds = field(default_factory=lambda: Thresholds(0.8, 0.9, 0.95, 1.0))
-    # peak (heap + off-heap) / (memory + overhead), bad when low
-    over_provisioned_ratio: Thresholds = field(
-        default_factory=lambda: Thresholds(0.5, 0.35, 0.2, 0.1, DESCENDING)
+    near_limit_ratio: Thresholds = param(
+        Thresholds(0.8, 0.9, 0.95, 1.0),
+        "peak JVM heap + off-heap / configured executor memory, near the limit (ratio; ascending)",
     )
-    # over-provisioning is judged only when the memory setting is at least this
-    min_configured_bytes_for_waste: int = 4 * 1024 * 1024 * 1024
-    # headroom multiplied onto the peak for the suggested size
-    suggested_headroom: float = 1.25
+    over_provisioned_ratio: Thresholds = param(
+        Thresholds(0.5, 0.35, 0.2, 0.1, DESCENDING),
+        "peak JVM heap + off-heap / configured executor memory, over-provisioned (ratio; descending)",
+    )
+    min_configured_bytes_for_waste: int = param(
+        4 * 1024 * 1024 * 1024,
+        "gate: over-provisioning is judged only when configured memory is at least this (bytes; 4 GiB)",
+    )
+    suggested_headroom: float = param(
+        1.25,
+        "suggested size = peak x this, rounded up to 512 MiB (factor)",
+    )
 
 
 def suggested_memory_bytes(peak_bytes: int, headroom: float = 1.25) -> int:
@@ -78,12 +88,12 @@ def suggested_memory_bytes(peak_bytes: int, headroom: float = 1.25) -> int:
     return max(1, math.ceil(peak_bytes * headroom / ROUND_TO_BYTES)) * ROUND_TO_BYTES
 
 
-def evaluate(app: AppData, params: Params) -> HeuristicResult:
+def evaluate(app: AppData, params: Params) -> Outcome:
     """Compare peak executor JVM memory with the configured executor memory."""
     # A heap peak of 0 is what the SHS reports when no metrics were polled (often local mode).
     execs = [e for e in task_executors(app) if e.peak_jvm_heap_bytes]
     if not execs:
-        return no_data(NAME, "No peak memory metrics", params)
+        return no_data("No peak memory metrics")
     local = is_local_mode(app.spark_properties) or all(e.is_driver for e in execs)
     props = app.spark_properties
     if local:
@@ -162,4 +172,11 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
             for e, p in peaks
         ),
     )
-    return make_result(NAME, severity, ratio, title, params, details, advice, impact)
+    return make_result(
+        severity=severity,
+        value=ratio,
+        title=title,
+        details=details,
+        advice=advice,
+        impact=impact,
+    )

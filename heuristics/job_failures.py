@@ -17,21 +17,25 @@ for transient causes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from heuristics.base import (
     AppData,
     Details,
-    HeuristicResult,
     Impact,
+    Outcome,
     Severity,
     Thresholds,
     make_result,
     no_data,
+    param,
 )
 
 NAME = "job_failures"
 TITLE = "Job failures"
+#: Bump when what this heuristic computes changes: only its stored results are redone.
+VERSION = 1
+INPUTS = frozenset({"jobs", "stages"})
 
 ADVICE = (
     "Some jobs failed, so their work was lost. Look at the failed stages and task errors for the "
@@ -43,14 +47,16 @@ ADVICE = (
 class Params:
     """Parameters of the job failures heuristic."""
 
-    # failed jobs / all jobs
-    failed_job_rate: Thresholds = field(default_factory=lambda: Thresholds(0.1, 0.3, 0.5, 0.5))
+    failed_job_rate: Thresholds = param(
+        Thresholds(0.1, 0.3, 0.5, 0.5),
+        "failed jobs / all jobs; any failed job is at least MODERATE, a failed last job SEVERE (ratio; ascending)",
+    )
 
 
-def evaluate(app: AppData, params: Params) -> HeuristicResult:
+def evaluate(app: AppData, params: Params) -> Outcome:
     """Rate the share of failed jobs."""
     if not app.jobs:
-        return no_data(NAME, "No jobs recorded", params)
+        return no_data("No jobs recorded")
     failed = [j for j in app.jobs if j.status.upper() == "FAILED"]
     rate = len(failed) / len(app.jobs)
     severity = params.failed_job_rate.severity_of(rate)
@@ -91,4 +97,11 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
         core_hours=run_ms / 3_600_000,
         formula="wall = Σ failed job durations; core-hours = Σ task run time of their stages",
     )
-    return make_result(NAME, severity, rate, title, params, details, ADVICE, impact)
+    return make_result(
+        severity=severity,
+        value=rate,
+        title=title,
+        details=details,
+        advice=ADVICE,
+        impact=impact,
+    )

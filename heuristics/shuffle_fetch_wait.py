@@ -16,19 +16,20 @@ and check the health of the hosts serving shuffle data.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from heuristics.base import (
     AppData,
     Details,
-    HeuristicResult,
     Impact,
+    Outcome,
     Severity,
     Thresholds,
     fmt_bytes,
     fmt_ms,
     make_result,
     no_data,
+    param,
     round2,
     safe_ratio,
     total_task_cores,
@@ -36,6 +37,9 @@ from heuristics.base import (
 
 NAME = "shuffle_fetch_wait"
 TITLE = "Shuffle fetch wait"
+#: Bump when what this heuristic computes changes: only its stored results are redone.
+VERSION = 1
+INPUTS = frozenset({"executors", "stages"})
 
 ADVICE = (
     "Tasks spend a large share of their time waiting for shuffle blocks. Shuffle less data, "
@@ -48,19 +52,25 @@ ADVICE = (
 class Params:
     """Parameters of the shuffle fetch wait heuristic."""
 
-    # shuffle fetch wait time / executor run time of a stage
-    fetch_wait_ratio: Thresholds = field(default_factory=lambda: Thresholds(0.1, 0.2, 0.3, 0.5))
-    # stages with less summed task run time than this are not judged
-    min_stage_run_time_ms: int = 10 * 60 * 1000
-    # stages reading less shuffle data than this are not judged
-    min_shuffle_read_bytes: int = 256 * 1024 * 1024
+    fetch_wait_ratio: Thresholds = param(
+        Thresholds(0.1, 0.2, 0.3, 0.5),
+        "shuffle fetch wait time / executor run time of a stage (ratio; ascending)",
+    )
+    min_stage_run_time_ms: int = param(
+        10 * 60 * 1000,
+        "gate: stages with less summed task run time are not judged (ms; 10 min)",
+    )
+    min_shuffle_read_bytes: int = param(
+        256 * 1024 * 1024,
+        "gate: stages reading less shuffle data are not judged (bytes; 256 MiB)",
+    )
 
 
-def evaluate(app: AppData, params: Params) -> HeuristicResult:
+def evaluate(app: AppData, params: Params) -> Outcome:
     """Rate the share of task time spent waiting on shuffle fetches."""
     readers = [s for s in app.stages if s.shuffle_read_bytes > 0]
     if not readers:
-        return no_data(NAME, "No stage read shuffle data", params)
+        return no_data("No stage read shuffle data")
     slots = total_task_cores(app)
     severity_all = Severity.NONE
     worst: tuple[float, str] | None = None
@@ -97,11 +107,9 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
         wait_ms += stage.shuffle_fetch_wait_ms
     if worst is None:
         return no_data(
-            NAME,
             f"No shuffle-reading stage large enough to judge (needs ≥ "
             f"{fmt_ms(params.min_stage_run_time_ms)} task time and "
             f"{fmt_bytes(params.min_shuffle_read_bytes)} read)",
-            params,
         )
     impact = Impact(
         wall_seconds=wait_ms / 1000 / slots,
@@ -112,4 +120,11 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
         ("stage", "shuffle_read_bytes", "fetch_wait_ms", "run_time_ms", "ratio", "severity"),
         tuple(rows),
     )
-    return make_result(NAME, severity_all, worst[0], worst[1], params, details, ADVICE, impact)
+    return make_result(
+        severity=severity_all,
+        value=worst[0],
+        title=worst[1],
+        details=details,
+        advice=ADVICE,
+        impact=impact,
+    )

@@ -1,4 +1,8 @@
-"""Spark configuration values with Spark's own parsing rules and defaults (Spark 3.x/4.x)."""
+"""Spark configuration values with Spark's own parsing rules and defaults (Spark 3.x/4.x).
+
+Not a heuristic (the `config` heuristic is :mod:`heuristics.config_review`): helpers shared by the
+heuristics and by sparkscope.resources.
+"""
 
 from __future__ import annotations
 

@@ -17,21 +17,25 @@ partitions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from heuristics.base import (
     AppData,
     Details,
-    HeuristicResult,
     Impact,
+    Outcome,
     Thresholds,
     make_result,
     no_data,
+    param,
     stage_duration_ms,
 )
 
 NAME = "stage_failures"
 TITLE = "Stage failures"
+#: Bump when what this heuristic computes changes: only its stored results are redone.
+VERSION = 1
+INPUTS = frozenset({"stages"})
 
 ADVICE = (
     "Stage attempts failed and their work was redone or lost. Read the failure reasons: fetch "
@@ -46,16 +50,20 @@ REASON_CHARS = 300
 class Params:
     """Parameters of the stage failures heuristic."""
 
-    # weighted number of failed stage attempts
-    weighted_failures: Thresholds = field(default_factory=lambda: Thresholds(0.5, 1.0, 2.0, 4.0))
-    # weight of a failed attempt whose stage later completed (an unrecovered one weighs 1)
-    recovered_weight: float = 0.5
+    weighted_failures: Thresholds = param(
+        Thresholds(0.5, 1.0, 2.0, 4.0),
+        "failed stage attempts, each weighing 1, or recovered_weight if a retry completed (count; ascending)",
+    )
+    recovered_weight: float = param(
+        0.5,
+        "weight of a failed attempt whose stage later completed (weight)",
+    )
 
 
-def evaluate(app: AppData, params: Params) -> HeuristicResult:
+def evaluate(app: AppData, params: Params) -> Outcome:
     """Count failed stage attempts, discounting those a retry recovered."""
     if not app.stages:
-        return no_data(NAME, "No stages recorded", params)
+        return no_data("No stages recorded")
     completed = {s.stage_id for s in app.stages if s.status.upper() == "COMPLETE"}
     failed = [s for s in app.stages if s.status.upper() == "FAILED"]
     weighted = 0.0
@@ -89,4 +97,11 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
         core_hours=run_ms / 3_600_000,
         formula="wall = Σ failed attempt durations; core-hours = Σ their task run time",
     )
-    return make_result(NAME, severity, weighted, title, params, details, ADVICE, impact)
+    return make_result(
+        severity=severity,
+        value=weighted,
+        title=title,
+        details=details,
+        advice=ADVICE,
+        impact=impact,
+    )

@@ -24,19 +24,20 @@ even but time is not, the skew is in the computation (expensive rows, a slow hos
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from heuristics.base import (
     AppData,
     Details,
-    HeuristicResult,
     Impact,
+    Outcome,
     Severity,
     Thresholds,
     fmt_ms,
     fmt_ratio,
     make_result,
     no_data,
+    param,
     quantile_value,
     round2,
     safe_ratio,
@@ -46,6 +47,9 @@ from heuristics.base import (
 
 NAME = "stage_skew"
 TITLE = "Stage skew"
+#: Bump when what this heuristic computes changes: only its stored results are redone.
+VERSION = 1
+INPUTS = frozenset({"executors", "stages"})
 
 ADVICE = (
     "Stragglers keep the other task slots idle. For data skew enable AQE skew-join handling "
@@ -58,21 +62,29 @@ ADVICE = (
 class Params:
     """Parameters of the stage skew heuristic."""
 
-    # max task run time / median task run time
-    task_time_ratio: Thresholds = field(default_factory=lambda: Thresholds(2.0, 4.0, 8.0, 16.0))
-    # stages shorter than this (wall time) are not judged
-    min_stage_duration_ms: int = 5 * 60 * 1000
-    # stages whose longest task is shorter than this are not judged
-    min_max_task_ms: int = 60 * 1000
-    # bytes max/median at or above this marks the skew as "data skew"
-    data_skew_bytes_ratio: float = 2.0
+    task_time_ratio: Thresholds = param(
+        Thresholds(2.0, 4.0, 8.0, 16.0),
+        "max task run time / median task run time of a stage (ratio; ascending)",
+    )
+    min_stage_duration_ms: int = param(
+        5 * 60 * 1000,
+        "gate: stages shorter than this wall time are not judged (ms; 5 min)",
+    )
+    min_max_task_ms: int = param(
+        60 * 1000,
+        "gate: stages whose longest task is shorter than this are not judged (ms; 60 s)",
+    )
+    data_skew_bytes_ratio: float = param(
+        2.0,
+        'input or shuffle-read bytes max/median at or above this marks "data skew", else "compute skew" (ratio)',
+    )
 
 
-def evaluate(app: AppData, params: Params) -> HeuristicResult:
+def evaluate(app: AppData, params: Params) -> Outcome:
     """Flag stages whose longest task runs far longer than the median task."""
     with_dist = [s for s in app.stages if s.distribution is not None and s.status != "SKIPPED"]
     if not with_dist:
-        return no_data(NAME, "No task distributions available", params)
+        return no_data("No task distributions available")
     slots = total_task_cores(app)
     judged = 0
     worst_ratio: float | None = None
@@ -130,10 +142,8 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
         core_ms += straggler_ms * max(0, min(slots, stage.num_tasks) - 1)
     if judged == 0:
         return no_data(
-            NAME,
             f"No stage long enough to judge skew (needs ≥ {fmt_ms(params.min_stage_duration_ms)} "
             f"and a task ≥ {fmt_ms(params.min_max_task_ms)})",
-            params,
         )
     details = Details(
         (
@@ -158,5 +168,10 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
         ),
     )
     return make_result(
-        NAME, worst_severity, worst_ratio, worst_title, params, details, ADVICE, impact
+        severity=worst_severity,
+        value=worst_ratio,
+        title=worst_title,
+        details=details,
+        advice=ADVICE,
+        impact=impact,
     )

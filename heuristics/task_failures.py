@@ -20,21 +20,25 @@ classification of the stored failed tasks' error messages into causes:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from heuristics.base import (
     AppData,
     Details,
-    HeuristicResult,
     Impact,
+    Outcome,
     Severity,
     Thresholds,
     make_result,
     no_data,
+    param,
 )
 
 NAME = "task_failures"
 TITLE = "Task failures"
+#: Bump when what this heuristic computes changes: only its stored results are redone.
+VERSION = 1
+INPUTS = frozenset({"stages", "tasks"})
 
 OOM = "out of memory"
 CONTAINER = "container killed"
@@ -92,18 +96,20 @@ def classify(message: str | None) -> str:
 class Params:
     """Parameters of the task failures heuristic."""
 
-    # failed task attempts / all finished task attempts
-    failed_task_rate: Thresholds = field(default_factory=lambda: Thresholds(0.02, 0.05, 0.1, 0.2))
+    failed_task_rate: Thresholds = param(
+        Thresholds(0.02, 0.05, 0.1, 0.2),
+        "failed task attempts / finished task attempts; any failure is at least LOW (ratio; ascending)",
+    )
 
 
-def evaluate(app: AppData, params: Params) -> HeuristicResult:
+def evaluate(app: AppData, params: Params) -> Outcome:
     """Rate the share of failed task attempts and classify their causes."""
     if not app.stages:
-        return no_data(NAME, "No stages recorded", params)
+        return no_data("No stages recorded")
     failed_n = sum(s.num_failed_tasks for s in app.stages)
     total_n = failed_n + sum(s.num_complete_tasks for s in app.stages)
     if total_n == 0:
-        return no_data(NAME, "No finished tasks recorded", params)
+        return no_data("No finished tasks recorded")
     rate = failed_n / total_n
     severity = params.failed_task_rate.severity_of(rate)
     if failed_n:
@@ -148,4 +154,11 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
     details = Details(
         ("cause", "failed_tasks", "example_stage", "example_task", "example_error"), tuple(rows)
     )
-    return make_result(NAME, severity, rate, title, params, details, advice, impact)
+    return make_result(
+        severity=severity,
+        value=rate,
+        title=title,
+        details=details,
+        advice=advice,
+        impact=impact,
+    )

@@ -21,20 +21,21 @@ suggested count, raise `spark.sql.shuffle.partitions`, or split large unsplittab
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from heuristics.base import (
     DESCENDING,
     AppData,
     Details,
-    HeuristicResult,
     Impact,
+    Outcome,
     Severity,
     StageSummary,
     Thresholds,
     fmt_ms,
     make_result,
     no_data,
+    param,
     quantile_value,
     stage_duration_ms,
     total_task_cores,
@@ -42,6 +43,9 @@ from heuristics.base import (
 
 NAME = "task_granularity"
 TITLE = "Task granularity"
+#: Bump when what this heuristic computes changes: only its stored results are redone.
+VERSION = 1
+INPUTS = frozenset({"executors", "stages"})
 
 ADVICE_TINY = (
     "Stages run many tiny tasks whose overhead outweighs their work. Use fewer partitions "
@@ -58,22 +62,26 @@ ADVICE_LONG = (
 class Params:
     """Parameters of the task granularity heuristic."""
 
-    # median task time of stages with many tasks, bad when low (ms)
-    tiny_median_task_ms: Thresholds = field(
-        default_factory=lambda: Thresholds(500, 250, 100, 50, DESCENDING)
+    tiny_median_task_ms: Thresholds = param(
+        Thresholds(500, 250, 100, 50, DESCENDING),
+        "median task time of stages with many tasks (ms; descending)",
     )
-    # a stage needs at least this many tasks to be judged for tiny tasks
-    min_tasks_for_tiny: int = 1000
-    # median task time of stages with no more tasks than task slots, bad when high (ms)
-    long_median_task_ms: Thresholds = field(
-        default_factory=lambda: Thresholds(
-            5 * 60 * 1000, 15 * 60 * 1000, 30 * 60 * 1000, 60 * 60 * 1000
-        )
+    min_tasks_for_tiny: int = param(
+        1000,
+        "gate: a stage needs at least this many tasks to be judged for tiny tasks (count)",
     )
-    # task time a suggested partition count aims at (ms)
-    target_task_ms: int = 60 * 1000
-    # scheduling overhead assumed per task when the distribution has no scheduler delay (ms)
-    assumed_task_overhead_ms: int = 10
+    long_median_task_ms: Thresholds = param(
+        Thresholds(5 * 60 * 1000, 15 * 60 * 1000, 30 * 60 * 1000, 60 * 60 * 1000),
+        "median task time of stages with no more tasks than task slots (ms; ascending; 5/15/30/60 min)",
+    )
+    target_task_ms: int = param(
+        60 * 1000,
+        "task time that a suggested partition count aims at (ms; 60 s)",
+    )
+    assumed_task_overhead_ms: int = param(
+        10,
+        "per-task scheduling overhead when the distribution has no scheduler delay (ms)",
+    )
 
 
 def _median_ms(stage: StageSummary) -> float | None:
@@ -87,11 +95,11 @@ def _median_ms(stage: StageSummary) -> float | None:
     return None
 
 
-def evaluate(app: AppData, params: Params) -> HeuristicResult:
+def evaluate(app: AppData, params: Params) -> Outcome:
     """Flag stages whose tasks are much too small or too few and long."""
     stages = [s for s in app.stages if s.distribution is not None and s.status != "SKIPPED"]
     if not stages:
-        return no_data(NAME, "No task distributions available", params)
+        return no_data("No task distributions available")
     slots = total_task_cores(app)
     severity_all = Severity.NONE
     worst: tuple[Severity, float, str, str] | None = None
@@ -145,10 +153,8 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
         core_ms += extra_core_ms
     if worst is None or judged == 0:
         return no_data(
-            NAME,
             f"No stage with ≥ {params.min_tasks_for_tiny} tasks or at most as many tasks as "
             f"{slots} task slots",
-            params,
         )
     kinds = {r[1] for r in rows}
     advice = " ".join(
@@ -167,4 +173,11 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
             "wall = stage duration − task time ÷ slots"
         ),
     )
-    return make_result(NAME, severity_all, worst[1], worst[2], params, details, advice, impact)
+    return make_result(
+        severity=severity_all,
+        value=worst[1],
+        title=worst[2],
+        details=details,
+        advice=advice,
+        impact=impact,
+    )

@@ -283,6 +283,8 @@ def read_yaml(path: Path) -> Any:
         raise ConfigError(path, None, "file not found") from None
     except OSError as exc:
         raise ConfigError(path, None, f"cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(path, None, f"not valid UTF-8 text (byte {exc.start})") from None
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -1,39 +1,57 @@
-"""Encoding of one application's heuristic inputs (:class:`heuristics.base.AppData`) as bytes.
+"""The one owner of heuristic inputs: stored rows, fetched rows and encoded rows -> AppData.
 
-Re-scoring an application from its rows means about a hundred rows from seven tables and a JSON
-decode per task distribution; the encoded inputs are one ``analysis_input`` row that decodes in a
-fraction of that. The rows stay the source of truth: this is a cache, rebuilt from them whenever
-it is missing or was written in another :data:`FORMAT`.
-
-The encoding is zlib-compressed :mod:`marshal` of plain tuples (field values in field order);
-each stage's task-distribution metrics are packed together as float64 bytes (``array('d')``),
-and the quantile grid the stages share is stored once per application. Only built-in values go
-in, and decoding builds nothing but the input types, so a tampered row cannot run code;
-marshal's layout may change between Python versions, which is why the Python version is part of
-the format.
+Stored rows (the tables) and fetched rows (:mod:`fetcher.parse` output) share column names, so
+both go through :func:`assemble`, which applies every rule of what a heuristic sees (which tasks,
+which task-distribution metrics, which properties, in which order). The encoded form
+(``analysis_input``, see :mod:`sparkscope.inputcodec`) is a cache of what ``assemble`` built.
 """
 
 from __future__ import annotations
 
-import hashlib
-import marshal
-import sys
+import logging
 import zlib
 from array import array
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, cast
+
+from sqlalchemy import ColumnElement, Table, delete, func, insert, or_, select
+from sqlalchemy.orm import Session
 
 from heuristics import base as hb
+from sparkscope.inputcodec import FORMAT, decode, encode
+from sparkscope.models import (
+    AnalysisInput,
+    Application,
+    EnvironmentProperty,
+    Executor,
+    Job,
+    Stage,
+    StageTaskDistribution,
+    Task,
+)
 
-#: Bump when the layout below changes (field changes are picked up from the input types).
-CODEC_VERSION = 3
+__all__ = [
+    "FORMAT",
+    "assemble",
+    "decode",
+    "encode",
+    "from_tables",
+    "load_inputs",
+    "store_inputs",
+]
 
-_EXECUTOR = hb.ExecutorSummary._fields
-_JOB = hb.JobSummary._fields
-# A stage is encoded without its distribution, which decode appends: it must be the last field.
-_STAGE = hb.StageSummary._fields[:-1]
-assert hb.StageSummary._fields[-1] == "distribution"
-_TASK = hb.TaskSummary._fields
-_APP_SCALARS = (
+log = logging.getLogger(__name__)
+
+Row = Mapping[str, Any]
+
+# The input types name their fields after the columns, so a field list is also a column list.
+EXECUTOR_FIELDS = [f for f in hb.ExecutorSummary._fields if f != "host"]
+EXECUTOR_COLUMNS = [*EXECUTOR_FIELDS, "host_port"]
+JOB_COLUMNS = list(hb.JobSummary._fields)
+STAGE_COLUMNS = [f for f in hb.StageSummary._fields if f != "distribution"]
+TASK_COLUMNS = list(hb.TaskSummary._fields)
+APP_COLUMNS = (
     "app_id",
     "attempt_id",
     "name",
@@ -41,96 +59,234 @@ _APP_SCALARS = (
     "start_time_ms",
     "end_time_ms",
     "duration_ms",
-    "spark_properties",
 )
 
 
-def _format() -> str:
-    layout = repr(
-        (CODEC_VERSION, _EXECUTOR, _JOB, _STAGE, _TASK, _APP_SCALARS, hb.DISTRIBUTION_METRICS)
+# ------------------------------------------------------------------------------ one row -> input
+
+
+def executor_input(row: Row) -> hb.ExecutorSummary:
+    """An executor row as the heuristics see it."""
+    host_port = row.get("host_port")
+    host = host_port.rsplit(":", 1)[0] if host_port else None
+    return hb.ExecutorSummary(host=host, **{k: row[k] for k in EXECUTOR_FIELDS})
+
+
+def job_input(row: Row) -> hb.JobSummary:
+    """A job row as the heuristics see it."""
+    values = {k: row[k] for k in JOB_COLUMNS}
+    values["name"] = values["name"] or ""
+    values["stage_ids"] = tuple(values["stage_ids"] or ())
+    return hb.JobSummary(**values)
+
+
+def distribution_input(quantiles: Sequence[float], metrics: Row) -> hb.TaskDistribution:
+    """A stage's task quantiles, reduced to the metrics the heuristics read, as float arrays."""
+    kept = {}
+    for key in hb.DISTRIBUTION_METRICS:
+        values = metrics.get(key)
+        if values is None:
+            continue
+        try:
+            kept[key] = array("d", values)
+        except TypeError:  # a null among the values: the metric is unusable
+            continue
+    return hb.TaskDistribution(quantiles=tuple(float(q) for q in quantiles), metrics=kept)
+
+
+def stage_input(row: Row, dist: hb.TaskDistribution | None) -> hb.StageSummary:
+    """A stage attempt row (with its distribution) as the heuristics see it."""
+    values = {k: row[k] for k in STAGE_COLUMNS}
+    values["name"] = values["name"] or ""
+    return hb.StageSummary(distribution=dist, **values)
+
+
+def task_input(row: Row) -> hb.TaskSummary:
+    """A task row as the heuristics see it."""
+    return hb.TaskSummary(**{k: row[k] for k in TASK_COLUMNS})
+
+
+def is_input_task(row: Row) -> bool:
+    """Whether a stored or fetched task row is a heuristic input (:data:`hb.INPUT_TASKS`)."""
+    return hb.INPUT_TASKS.selects(row)
+
+
+def input_task_clause() -> ColumnElement[bool]:
+    """:data:`hb.INPUT_TASKS` as a WHERE clause on ``task``: a pre-filter that spares reading the
+    other rows; :func:`assemble` applies the rule itself either way."""
+    rule = hb.INPUT_TASKS
+    return or_(
+        func.upper(Task.status).in_(sorted(rule.statuses)),
+        *(getattr(Task, f) > 0 for f in rule.positive_fields),
     )
-    digest = hashlib.sha256(layout.encode()).hexdigest()[:16]
-    return f"mz{marshal.version}-py{sys.version_info[0]}.{sys.version_info[1]}-v{CODEC_VERSION}-{digest}"
 
 
-#: Stored next to each encoded row; a row of any other format is rebuilt from the tables.
-FORMAT = _format()
+# ------------------------------------------------------------------------------ one application
 
 
-def encode(app: hb.AppData) -> bytes:
-    """The inputs of one application as bytes (raises ValueError on a value marshal cannot hold)."""
-    grids: list[tuple[float, ...]] = []
-    stages = []
-    for stage in app.stages:
-        dist = stage.distribution
-        packed: tuple[int, tuple[str, ...], tuple[int, ...], bytes] | None = None
-        if dist is not None:
-            grid = tuple(float(q) for q in dist.quantiles)
-            if grid not in grids:
-                grids.append(grid)
-            values = [array("d", v) for v in dist.metrics.values()]
-            packed = (
-                grids.index(grid),
-                tuple(dist.metrics),
-                tuple(len(v) for v in values),
-                b"".join(v.tobytes() for v in values),
-            )
-        stages.append((tuple(getattr(stage, f) for f in _STAGE), packed))
-    payload = (
-        tuple(getattr(app, f) for f in _APP_SCALARS[:-1]),
-        dict(app.spark_properties),
-        tuple(tuple(getattr(e, f) for f in _EXECUTOR) for e in app.executors),
-        tuple(tuple(getattr(j, f) for f in _JOB) for j in app.jobs),
-        tuple(grids),
-        tuple(stages),
-        tuple(tuple(getattr(t, f) for f in _TASK) for t in app.tasks),
+def assemble(
+    app: Row,
+    properties: Iterable[Row],
+    executors: Iterable[Row],
+    jobs: Iterable[Row],
+    stages: Iterable[Row],
+    distributions: Iterable[Row],
+    tasks: Iterable[Row],
+) -> hb.AppData:
+    """The inputs of one application from its rows, stored or fetched.
+
+    ``app`` holds :data:`APP_COLUMNS`; properties are (section, name, value) rows, of which the
+    ``spark`` section is kept; distributions are (stage_id, attempt_id, quantiles, metrics) rows.
+    Jobs, stages and tasks are ordered by id; tasks are those :func:`is_input_task` selects, of
+    the stages given.
+    """
+    dists = {
+        (d["stage_id"], d["attempt_id"]): distribution_input(d["quantiles"], d["metrics"])
+        for d in distributions
+    }
+    stage_rows = sorted(stages, key=lambda s: (s["stage_id"], s["attempt_id"]))
+    known = {(s["stage_id"], s["attempt_id"]) for s in stage_rows}
+    return hb.AppData(
+        app_id=app["app_id"],
+        attempt_id=app["attempt_id"] or None,
+        name=app["name"],
+        user=app["user"],
+        start_time_ms=app["start_time_ms"],
+        end_time_ms=app["end_time_ms"],
+        duration_ms=app["duration_ms"] or 0,
+        spark_properties={
+            p["name"]: p["value"] if p["value"] is not None else ""
+            for p in properties
+            if p["section"] == "spark"
+        },
+        executors=tuple(executor_input(x) for x in executors),
+        jobs=tuple(job_input(j) for j in sorted(jobs, key=lambda j: j["job_id"])),
+        stages=tuple(
+            stage_input(s, dists.get((s["stage_id"], s["attempt_id"]))) for s in stage_rows
+        ),
+        tasks=tuple(
+            task_input(t)
+            for t in sorted(tasks, key=lambda t: (t["stage_id"], t["task_id"]))
+            if (t["stage_id"], t["stage_attempt_id"]) in known and is_input_task(t)
+        ),
     )
-    # zlib level 1 shrinks the ~18 kB of a typical application about sevenfold, and reading 2.7 kB
-    # from the database and inflating it costs half of reading 18 kB (sent hex-encoded).
-    return zlib.compress(marshal.dumps(payload, 4), 1)
 
 
-_build_executor = hb.ExecutorSummary._make
-_build_job = hb.JobSummary._make
-_build_stage = hb.StageSummary._make
-_build_task = hb.TaskSummary._make
-_build_dist = hb.TaskDistribution._make
+# ------------------------------------------------------------------------------ the tables
 
 
-def _metrics(names: Sequence[str], lengths: Sequence[int], raw: bytes) -> dict[str, array[float]]:
-    # One array for all of a stage's metrics, sliced per metric: cheaper than one array each.
-    packed = array("d")
-    packed.frombytes(raw)
-    out = {}
-    start = 0
-    for name, length in zip(names, lengths, strict=True):
-        out[name] = packed[start : start + length]
-        start += length
+def _rows_by_app(
+    session: Session, model: Any, columns: Sequence[str], ids: list[int], *where: Any
+) -> dict[int, list[dict[str, Any]]]:
+    """application.id -> its rows of ``model`` as {column: value} dicts."""
+    query = select(
+        model.application_id.label("_app"), *(getattr(model, c).label(c) for c in columns)
+    ).where(model.application_id.in_(ids), *where)
+    out: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for row in session.execute(query).mappings():
+        values = dict(row)
+        out[values.pop("_app")].append(values)
     return out
 
 
-def decode(blob: bytes) -> hb.AppData:
-    """The inputs :func:`encode` wrote (raises ValueError, EOFError, TypeError or zlib.error on a bad blob)."""
-    scalars, props, executors, jobs, grids, stages, tasks = marshal.loads(zlib.decompress(blob))
-    built_stages = []
-    for values, packed in stages:
-        dist = None
-        if packed is not None:
-            grid, names, lengths, raw = packed
-            dist = _build_dist((grids[grid], _metrics(names, lengths, raw)))
-        built_stages.append(_build_stage((*values, dist)))
-    app_id, attempt_id, name, user, start_ms, end_ms, duration_ms = scalars
-    return hb.AppData(
-        app_id=app_id,
-        attempt_id=attempt_id,
-        name=name,
-        user=user,
-        start_time_ms=start_ms,
-        end_time_ms=end_ms,
-        duration_ms=duration_ms,
-        spark_properties=props,
-        executors=tuple(map(_build_executor, executors)),
-        jobs=tuple(map(_build_job, jobs)),
-        stages=tuple(built_stages),
-        tasks=tuple(map(_build_task, tasks)),
-    )
+def _distribution_rows(session: Session, ids: list[int]) -> Iterator[tuple[int, dict[str, Any]]]:
+    # Only the metrics the heuristics read, each taken out of the JSON document by the database.
+    metric_cols = [StageTaskDistribution.metrics[k] for k in hb.DISTRIBUTION_METRICS]
+    for r in session.execute(
+        select(
+            StageTaskDistribution.application_id,
+            StageTaskDistribution.stage_id,
+            StageTaskDistribution.attempt_id,
+            StageTaskDistribution.quantiles,
+            *metric_cols,
+        ).where(StageTaskDistribution.application_id.in_(ids))
+    ):
+        metrics = dict(zip(hb.DISTRIBUTION_METRICS, r[4:], strict=True))
+        yield r[0], {"stage_id": r[1], "attempt_id": r[2], "quantiles": r[3], "metrics": metrics}
+
+
+def from_tables(session: Session, application_ids: Sequence[int]) -> dict[int, hb.AppData]:
+    """The inputs of several applications from the tables, with one query per table."""
+    ids = list(application_ids)
+    if not ids:
+        return {}
+    apps = session.execute(
+        select(
+            Application.id,
+            Application.app_id,
+            Application.attempt_id,
+            Application.name,
+            Application.spark_user.label("user"),
+            Application.start_time_ms,
+            Application.end_time_ms,
+            Application.duration_ms,
+        ).where(Application.id.in_(ids))
+    ).mappings()
+    rows: list[Row] = [dict(a) for a in apps]
+    spark = EnvironmentProperty.section == "spark"
+    props = _rows_by_app(session, EnvironmentProperty, ("section", "name", "value"), ids, spark)
+    execs = _rows_by_app(session, Executor, EXECUTOR_COLUMNS, ids)
+    jobs = _rows_by_app(session, Job, JOB_COLUMNS, ids)
+    stages = _rows_by_app(session, Stage, STAGE_COLUMNS, ids)
+    tasks = _rows_by_app(session, Task, TASK_COLUMNS, ids, input_task_clause())
+    dists: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for app_pk, row in _distribution_rows(session, ids):
+        dists[app_pk].append(row)
+    none: list[dict[str, Any]] = []
+    return {
+        a["id"]: assemble(
+            a,
+            props.get(a["id"], none),
+            execs.get(a["id"], none),
+            jobs.get(a["id"], none),
+            stages.get(a["id"], none),
+            dists.get(a["id"], none),
+            tasks.get(a["id"], none),
+        )
+        for a in rows
+    }
+
+
+# ------------------------------------------------------------------------------ the encoded rows
+
+
+def load_inputs(
+    session: Session, application_ids: Sequence[int], store: bool = True
+) -> dict[int, hb.AppData]:
+    """The heuristic inputs of several applications, from their encoded rows where those are
+    current, otherwise built from the tables (and, with ``store``, encoded for next time)."""
+    ids = list(application_ids)
+    if not ids:
+        return {}
+    data: dict[int, hb.AppData] = {}
+    for app_pk, blob in session.execute(
+        select(AnalysisInput.application_id, AnalysisInput.data)
+        .where(AnalysisInput.application_id.in_(ids))
+        .where(AnalysisInput.format == FORMAT)
+    ):
+        try:
+            data[app_pk] = decode(blob)
+        except (ValueError, EOFError, TypeError, zlib.error) as exc:
+            log.warning("encoded inputs of application %s unreadable (%s): rebuilt", app_pk, exc)
+    missing = [pk for pk in ids if pk not in data]
+    if missing:
+        built = from_tables(session, missing)
+        if store:
+            store_inputs(session, built)
+        data.update(built)
+    return data
+
+
+def store_inputs(session: Session, data: Mapping[int, hb.AppData]) -> None:
+    """Write (or replace) the encoded inputs of the given applications."""
+    rows = []
+    for app_pk, app in data.items():
+        try:
+            rows.append({"application_id": app_pk, "format": FORMAT, "data": encode(app)})
+        except ValueError as exc:  # a value marshal cannot hold: stay on the rows path
+            log.warning("inputs of application %s not encodable: %s", app_pk, exc)
+    if not data:
+        return
+    session.execute(delete(AnalysisInput).where(AnalysisInput.application_id.in_(list(data))))
+    if rows:
+        session.execute(insert(cast(Table, AnalysisInput.__table__)), rows)

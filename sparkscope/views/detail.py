@@ -40,5 +40,5 @@ def app_page(app_id: str) -> str:
         currency=currency(),
         findings_sort=findings_sort,
         metrics=app_metrics(app),
-        titles={e.name: e.module.TITLE for e in reg.entries},
+        titles={e.name: e.title for e in reg.entries},
     )

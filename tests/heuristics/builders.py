@@ -2,22 +2,39 @@
 
 from __future__ import annotations
 
+import dataclasses
+import types
 from collections.abc import Mapping, Sequence
+from types import ModuleType
+from typing import Any
 
+from heuristics import from_module
 from heuristics.base import (
     AppData,
     ExecutorSummary,
+    HeuristicResult,
     JobSummary,
     Severity,
     StageSummary,
     TaskDistribution,
     TaskSummary,
+    Thresholds,
+    param,
+    params_view,
 )
 
 QUANTILES = tuple(i / 20 for i in range(21))
 MIN_MS = 60_000
 GIB = 1024**3
 MIB = 1024**2
+
+
+def run(module: ModuleType, app: AppData, params: Any = None) -> HeuristicResult:
+    """Evaluate one heuristic module and finish its outcome as the registry does (name,
+    thresholds, advice only above LOW, impact only above NONE); errors propagate."""
+    heuristic = from_module(module)
+    params = heuristic.params_type() if params is None else params
+    return heuristic.evaluate(app, params).to_result(heuristic.name, params_view(params))
 
 
 def curve(min_value: float, median_value: float, max_value: float) -> tuple[float, ...]:
@@ -187,3 +204,86 @@ AROUND_2_4_8_16: list[tuple[float, Severity]] = [
     (15.99, Severity.SEVERE),
     (16.0, Severity.CRITICAL),
 ]
+
+
+# --------------------------------------------------------------------------- test heuristics
+
+
+def copy_module(module: types.ModuleType, **changes: object) -> types.ModuleType:
+    """A copy of a heuristic module with some names changed (e.g. VERSION)."""
+    copy = types.ModuleType(module.__name__, module.__doc__)
+    copy.__dict__.update({k: v for k, v in vars(module).items() if not k.startswith("__")})
+    copy.__dict__.update(changes)
+    return copy
+
+
+@dataclasses.dataclass(frozen=True)
+class FakeParams:
+    """Params of the test heuristics."""
+
+    ratio: Thresholds = param(Thresholds(1, 2, 3, 4), "a ratio (ascending)")
+
+
+def fake_module(name: str, evaluate: object, **extra: object) -> types.ModuleType:
+    """A heuristic module following the contract, around the given evaluate."""
+    module = types.ModuleType(name, "A test heuristic.")
+    module.__dict__.update(
+        NAME=name,
+        TITLE=name.title(),
+        VERSION=1,
+        INPUTS=frozenset({"stages"}),
+        Params=FakeParams,
+        evaluate=evaluate,
+    )
+    module.__dict__.update(extra)
+    return module
+
+
+def kitchen_sink_app() -> AppData:
+    """An application on which every built-in heuristic fires."""
+    dist = make_distribution(
+        {
+            "executor_run_time_ms": curve(MIN_MS, 2 * MIN_MS, 40 * MIN_MS),
+            "input_bytes": curve(0, GIB, 30 * GIB),
+        },
+        scheduler_delay_ms=5,
+    )
+    stages = [
+        make_stage(
+            0,
+            distribution=dist,
+            memory_bytes_spilled=4 * GIB,
+            disk_bytes_spilled=GIB,
+            input_bytes=GIB,
+            shuffle_read_bytes=GIB,
+            shuffle_fetch_wait_ms=50 * MIN_MS,
+            jvm_gc_time_ms=60 * MIN_MS,
+        ),
+        make_stage(1, status="FAILED", failure_reason="FetchFailed", num_failed_tasks=40),
+        make_stage(1, attempt_id=1),
+        make_stage(2, num_tasks=5000, distribution=make_distribution(executor_run_time_ms=20)),
+    ]
+    executors = [
+        make_driver(total_gc_time_ms=30 * MIN_MS),
+        make_executor(
+            "1",
+            total_gc_time_ms=20 * MIN_MS,
+            peak_jvm_heap_bytes=7 * GIB,
+            peak_jvm_offheap_bytes=GIB,
+        ),
+        make_executor("2", total_duration_ms=600 * MIN_MS, total_input_bytes=10 * GIB),
+        make_executor("3", total_duration_ms=10 * MIN_MS),
+    ]
+    return make_app(
+        executors=executors,
+        stages=stages,
+        jobs=[make_job(0, status="FAILED"), make_job(1)],
+        tasks=[
+            make_task(1, status="FAILED", error_message="Container killed by YARN"),
+            make_task(2, memory_bytes_spilled=GIB),
+        ],
+        props={
+            "spark.serializer": "org.apache.spark.serializer.JavaSerializer",
+            "spark.dynamicAllocation.enabled": "true",
+        },
+    )

@@ -6,7 +6,14 @@ import pytest
 
 from heuristics import data_skew_groups
 from heuristics.base import Severity, TaskDistribution
-from tests.heuristics.builders import AROUND_2_4_8_16, MIB, make_app, make_distribution, make_stage
+from tests.heuristics.builders import (
+    AROUND_2_4_8_16,
+    MIB,
+    make_app,
+    make_distribution,
+    make_stage,
+    run,
+)
 
 P = data_skew_groups.Params()
 LIGHT = 100 * MIB
@@ -47,7 +54,7 @@ def sharp_app(ratio: float) -> object:
     AROUND_2_4_8_16,
 )
 def test_severity_by_group_mean_ratio(ratio: float, expected: Severity) -> None:
-    result = data_skew_groups.evaluate(sharp_app(ratio), P)
+    result = run(data_skew_groups, sharp_app(ratio), P)
     assert result.severity == expected
     assert result.value == pytest.approx(ratio)
 
@@ -64,16 +71,16 @@ def test_severity_by_group_mean_ratio(ratio: float, expected: Severity) -> None:
     ],
 )
 def test_task_count_caps_severity(num_tasks: int, expected: Severity) -> None:
-    assert data_skew_groups.evaluate(groups_app(32, num_tasks), P).severity == expected
+    assert run(data_skew_groups, groups_app(32, num_tasks), P).severity == expected
 
 
 def test_shuffle_read_and_time_are_measured() -> None:
-    result = data_skew_groups.evaluate(groups_app(10, metric="shuffle_read_bytes"), P)
+    result = run(data_skew_groups, groups_app(10, metric="shuffle_read_bytes"), P)
     assert result.severity == Severity.SEVERE
     assert result.details is not None and result.details.rows[0][1] == "shuffle_read_bytes"
     dist = make_distribution({"executor_run_time_ms": step_curve(60_000, 600_000)})
     app = make_app(stages=[make_stage(num_tasks=400, distribution=dist)])
-    timed = data_skew_groups.evaluate(app, P)
+    timed = run(data_skew_groups, app, P)
     assert timed.severity == Severity.SEVERE
     assert timed.impact is not None and timed.impact.core_hours is not None
     assert timed.impact.core_hours > 0
@@ -82,18 +89,18 @@ def test_shuffle_read_and_time_are_measured() -> None:
 def test_small_heavy_group_is_gated() -> None:
     dist = make_distribution({"input_bytes": step_curve(MIB, 60 * MIB)})
     app = make_app(stages=[make_stage(num_tasks=400, distribution=dist)])
-    result = data_skew_groups.evaluate(app, P)
+    result = run(data_skew_groups, app, P)
     assert result.severity == Severity.NONE
     assert "large enough" in result.title
 
 
 def test_missing_distribution() -> None:
-    result = data_skew_groups.evaluate(make_app(stages=[make_stage()]), P)
+    result = run(data_skew_groups, make_app(stages=[make_stage()]), P)
     assert (result.severity, result.title) == (Severity.NONE, "No task distributions available")
 
 
 def test_many_tasks_are_sampled() -> None:
-    result = data_skew_groups.evaluate(groups_app(10, num_tasks=200_000), P)
+    result = run(data_skew_groups, groups_app(10, num_tasks=200_000), P)
     assert result.severity == Severity.SEVERE
     assert result.details is not None
     row = dict(zip(result.details.columns, result.details.rows[0], strict=True))

@@ -6,7 +6,7 @@ import pytest
 
 from heuristics import disk_spill
 from heuristics.base import Severity
-from tests.heuristics.builders import GIB, MIB, make_app, make_stage, make_task
+from tests.heuristics.builders import GIB, MIB, make_app, make_stage, make_task, run
 
 P = disk_spill.Params()
 PROCESSED = 10 * GIB
@@ -43,14 +43,14 @@ def spill_app(ratio: float, **stage_kw: object) -> object:
     ],
 )
 def test_severity_at_thresholds(ratio: float, expected: Severity) -> None:
-    result = disk_spill.evaluate(spill_app(ratio), P)
+    result = run(disk_spill, spill_app(ratio), P)
     assert result.severity == expected
     assert result.value == pytest.approx(ratio, rel=1e-6)
     assert result.title.startswith("Stage 4 spilled")
 
 
 def test_details_name_the_task_with_most_spill_and_impact_uses_throughput() -> None:
-    result = disk_spill.evaluate(spill_app(1.0), P)
+    result = run(disk_spill, spill_app(1.0), P)
     assert result.details is not None
     row = dict(zip(result.details.columns, result.details.rows[0], strict=True))
     assert row["top_spill_task_id"] == 2  # task 3 belongs to another stage
@@ -64,12 +64,12 @@ def test_details_name_the_task_with_most_spill_and_impact_uses_throughput() -> N
 
 def test_spill_with_no_processed_bytes_is_critical_not_a_crash() -> None:
     stage = make_stage(memory_bytes_spilled=GIB)
-    assert disk_spill.evaluate(make_app(stages=[stage]), P).severity == Severity.CRITICAL
+    assert run(disk_spill, make_app(stages=[stage]), P).severity == Severity.CRITICAL
 
 
 def test_small_spill_is_gated() -> None:
     stage = make_stage(memory_bytes_spilled=100 * MIB, input_bytes=MIB)
-    result = disk_spill.evaluate(make_app(stages=[stage]), P)
+    result = run(disk_spill, make_app(stages=[stage]), P)
     assert result.severity == Severity.NONE
     assert "No stage spilled at least 256.0 MiB" in result.title
 
@@ -79,5 +79,5 @@ def test_small_spill_is_gated() -> None:
     [([], "No stages available"), ([make_stage()], "No stage spilled")],
 )
 def test_missing_data(stages: list, title: str) -> None:
-    result = disk_spill.evaluate(make_app(stages=stages), P)
+    result = run(disk_spill, make_app(stages=stages), P)
     assert (result.severity, result.title, result.impact) == (Severity.NONE, title, None)

@@ -6,7 +6,7 @@ import pytest
 
 from heuristics import executor_gc
 from heuristics.base import Severity
-from tests.heuristics.builders import MIN_MS, make_app, make_driver, make_executor, make_stage
+from tests.heuristics.builders import MIN_MS, make_app, make_driver, make_executor, make_stage, run
 
 P = executor_gc.Params()
 RUN_MS = 100 * MIN_MS
@@ -39,20 +39,20 @@ def gc_app(ratio: float) -> object:
     ],
 )
 def test_severity_both_directions(ratio: float, expected: Severity) -> None:
-    result = executor_gc.evaluate(gc_app(ratio), P)
+    result = run(executor_gc, gc_app(ratio), P)
     assert result.severity == expected
     assert result.value == pytest.approx(ratio)
     assert result.advice == ("" if expected <= Severity.LOW else executor_gc.ADVICE)
 
 
 def test_low_note_title_and_impact() -> None:
-    result = executor_gc.evaluate(gc_app(0.0), P)
+    result = run(executor_gc, gc_app(0.0), P)
     assert "unusually low" in result.title
     assert result.impact is not None and result.impact.core_hours is None
 
 
 def test_impact_is_gc_core_hours() -> None:
-    result = executor_gc.evaluate(gc_app(0.2), P)
+    result = run(executor_gc, gc_app(0.2), P)
     assert result.impact is not None
     gc_ms = 2 * RUN_MS * 0.2
     assert result.impact.core_hours == pytest.approx(gc_ms / 3_600_000)
@@ -62,7 +62,7 @@ def test_impact_is_gc_core_hours() -> None:
 def test_local_mode_uses_the_driver() -> None:
     driver = make_driver(total_duration_ms=RUN_MS, total_gc_time_ms=RUN_MS // 5, total_cores=2)
     app = make_app(executors=[driver], props={"spark.master": "local[2]"})
-    result = executor_gc.evaluate(app, P)
+    result = run(executor_gc, app, P)
     assert result.severity == Severity.CRITICAL
     assert result.details is not None and result.details.rows[0][0] == "driver"
 
@@ -75,13 +75,13 @@ def test_small_app_is_gated() -> None:
             total_gc_time_ms=P.min_total_run_time_ms // 2,
         )
     ]
-    result = executor_gc.evaluate(make_app(executors=execs), P)
+    result = run(executor_gc, make_app(executors=execs), P)
     assert result.severity == Severity.NONE
     assert "needed to judge GC" in result.title
 
 
 def test_no_executors() -> None:
-    result = executor_gc.evaluate(make_app(executors=[]), P)
+    result = run(executor_gc, make_app(executors=[]), P)
     assert (result.severity, result.title) == (Severity.NONE, "No executor metrics available")
 
 
@@ -93,7 +93,7 @@ def test_stage_totals_are_used_when_executor_totals_miss_gc() -> None:
         make_stage(1, executor_run_time_ms=RUN_MS, jvm_gc_time_ms=0),
     ]
     app = make_app(executors=[driver], stages=stages, props={"spark.master": "local[2]"})
-    result = executor_gc.evaluate(app, P)
+    result = run(executor_gc, app, P)
     assert result.value == pytest.approx(0.125)
     assert result.severity == Severity.MODERATE
     assert result.details is not None

@@ -6,7 +6,7 @@ import pytest
 
 from heuristics import executor_load_imbalance
 from heuristics.base import Severity
-from tests.heuristics.builders import GIB, MIN_MS, make_app, make_driver, make_executor
+from tests.heuristics.builders import GIB, MIN_MS, make_app, make_driver, make_executor, run
 
 P = executor_load_imbalance.Params()
 BASE_MS = 60 * MIN_MS
@@ -34,14 +34,14 @@ def imbalance_app(ratio: float) -> object:
     ],
 )
 def test_severity_by_task_time_ratio(ratio: float, expected: Severity) -> None:
-    result = executor_load_imbalance.evaluate(imbalance_app(ratio), P)
+    result = run(executor_load_imbalance, imbalance_app(ratio), P)
     assert result.severity == expected
     assert result.value == pytest.approx(ratio)
     assert result.title.startswith("Executor 9 task_time_ms")
 
 
 def test_impact_counts_idle_capacity() -> None:
-    result = executor_load_imbalance.evaluate(imbalance_app(3.0), P)
+    result = run(executor_load_imbalance, imbalance_app(3.0), P)
     assert result.impact is not None
     assert result.impact.core_hours == pytest.approx(3 * 2 * BASE_MS / 3_600_000)
     assert result.impact.wall_seconds == pytest.approx(2 * BASE_MS / 1000 / 4)
@@ -53,7 +53,7 @@ def test_bytes_imbalance() -> None:
         make_executor("2", total_duration_ms=MIN_MS, total_input_bytes=GIB),
         make_executor("3", total_duration_ms=MIN_MS, total_input_bytes=5 * GIB),
     ]
-    result = executor_load_imbalance.evaluate(make_app(executors=execs), P)
+    result = run(executor_load_imbalance, make_app(executors=execs), P)
     assert result.severity == Severity.SEVERE
     assert result.details is not None and result.details.rows[0][0] == "input_bytes"
     assert result.impact is not None and result.impact.core_hours is None
@@ -67,13 +67,13 @@ def test_bytes_imbalance() -> None:
     ],
 )
 def test_needs_two_executors(executors: list) -> None:
-    result = executor_load_imbalance.evaluate(make_app(executors=executors), P)
+    result = run(executor_load_imbalance, make_app(executors=executors), P)
     assert result.severity == Severity.NONE
     assert "at least 2 needed" in result.title
 
 
 def test_little_work_is_gated() -> None:
     execs = [make_executor("1", total_duration_ms=1000), make_executor("2", total_duration_ms=9000)]
-    result = executor_load_imbalance.evaluate(make_app(executors=execs), P)
+    result = run(executor_load_imbalance, make_app(executors=execs), P)
     assert result.severity == Severity.NONE
     assert "too little work" in result.title

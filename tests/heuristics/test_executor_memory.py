@@ -6,7 +6,7 @@ import pytest
 
 from heuristics import executor_memory
 from heuristics.base import Severity
-from tests.heuristics.builders import GIB, MIB, make_app, make_driver, make_executor
+from tests.heuristics.builders import GIB, MIB, make_app, make_driver, make_executor, run
 
 P = executor_memory.Params()
 CONFIGURED = 10_000 * MIB  # every tested ratio gives a whole number of bytes
@@ -45,19 +45,19 @@ def memory_app(ratio: float, offheap_share: float = 0.25) -> object:
     ],
 )
 def test_severity_both_directions(ratio: float, expected: Severity) -> None:
-    result = executor_memory.evaluate(memory_app(ratio), P)
+    result = run(executor_memory, memory_app(ratio), P)
     assert result.severity == expected
     assert result.value == pytest.approx(ratio, rel=1e-6)
 
 
 def test_near_limit_title_and_advice() -> None:
-    result = executor_memory.evaluate(memory_app(0.95), P)
+    result = run(executor_memory, memory_app(0.95), P)
     assert result.title.endswith("near the limit")
     assert "Raise spark.executor.memory" in result.advice
 
 
 def test_over_provisioned_suggests_a_size() -> None:
-    result = executor_memory.evaluate(memory_app(0.2), P)  # peak 2000 MiB x 1.25 -> 2560 MiB
+    result = run(executor_memory, memory_app(0.2), P)  # peak 2000 MiB x 1.25 -> 2560 MiB
     assert "over-provisioned, suggest 2.5 GiB" in result.title
     assert result.impact is not None and result.impact.core_hours is None
     assert "GiB-hours" in result.impact.formula
@@ -73,8 +73,8 @@ def test_suggested_size_rounds_up_to_512_mib(peak: int, suggested: int) -> None:
 
 def test_small_configured_memory_is_not_called_wasteful() -> None:
     execs = [make_executor("1", peak_jvm_heap_bytes=100 * MIB, peak_jvm_offheap_bytes=0)]
-    result = executor_memory.evaluate(
-        make_app(executors=execs, props={"spark.executor.memory": "2g"}), P
+    result = run(
+        executor_memory, make_app(executors=execs, props={"spark.executor.memory": "2g"}), P
     )
     assert result.severity == Severity.NONE
 
@@ -86,7 +86,7 @@ def test_local_mode_uses_driver_memory() -> None:
         "spark.driver.memory": "2g",
         "spark.executor.memory": "120g",
     }
-    result = executor_memory.evaluate(make_app(executors=[driver], props=props), P)
+    result = run(executor_memory, make_app(executors=[driver], props=props), P)
     assert result.severity == Severity.SEVERE
     assert "spark.driver.memory" in result.title
 
@@ -96,11 +96,11 @@ def test_default_executor_memory_is_1g() -> None:
     app = make_app(executors=execs)
     app = type(app)(**{**app.__dict__, "spark_properties": {"spark.master": "yarn"}})
     # 1g heap + 384 MiB default overhead
-    assert executor_memory.evaluate(app, P).value == pytest.approx(1024 / 1408)
+    assert run(executor_memory, app, P).value == pytest.approx(1024 / 1408)
 
 
 @pytest.mark.parametrize("heap", [None, 0])
 def test_missing_peak_metrics(heap: int | None) -> None:
     execs = [make_executor("1", peak_jvm_heap_bytes=heap, peak_jvm_offheap_bytes=0)]
-    result = executor_memory.evaluate(make_app(executors=execs), P)
+    result = run(executor_memory, make_app(executors=execs), P)
     assert (result.severity, result.title) == (Severity.NONE, "No peak memory metrics")

@@ -6,7 +6,7 @@ import pytest
 
 from heuristics import job_failures
 from heuristics.base import Severity
-from tests.heuristics.builders import MIN_MS, make_app, make_job, make_stage
+from tests.heuristics.builders import MIN_MS, make_app, make_job, make_stage, run
 
 P = job_failures.Params()
 
@@ -34,14 +34,14 @@ def jobs_app(failed: int, total: int) -> object:
     ],
 )
 def test_severity_by_rate(failed: int, total: int, expected: Severity) -> None:
-    result = job_failures.evaluate(jobs_app(failed, total), P)
+    result = run(job_failures, jobs_app(failed, total), P)
     assert result.severity == expected
     assert result.value == pytest.approx(failed / total)
     assert result.title.startswith(f"{failed} of {total} jobs failed")
 
 
 def test_details_and_impact() -> None:
-    result = job_failures.evaluate(jobs_app(2, 4), P)
+    result = run(job_failures, jobs_app(2, 4), P)
     assert result.details is not None
     assert [row[0] for row in result.details.rows] == [0, 1]
     assert result.impact is not None
@@ -50,7 +50,7 @@ def test_details_and_impact() -> None:
 
 
 def test_no_jobs() -> None:
-    result = job_failures.evaluate(make_app(), P)
+    result = run(job_failures, make_app(), P)
     assert (result.severity, result.title) == (Severity.NONE, "No jobs recorded")
 
 
@@ -62,6 +62,6 @@ def test_failed_last_job_means_failed_application(failed_index: int, expected: S
         make_job(i, status="FAILED" if i == failed_index else "SUCCEEDED", stage_ids=(i,))
         for i in range(10)
     ]
-    result = job_failures.evaluate(make_app(jobs=jobs), P)
+    result = run(job_failures, make_app(jobs=jobs), P)
     assert result.severity == expected
     assert ("the last job (9) failed" in result.title) == (failed_index == 9)

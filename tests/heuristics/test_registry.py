@@ -1,34 +1,50 @@
-"""build_registry, Registry.run, fingerprints and the shipped YAML."""
+"""build_registry, Registry.run, fingerprints, digests and the shipped YAML."""
 
 from __future__ import annotations
 
-import types
 from pathlib import Path
 
 import pytest
 import yaml
 
-from heuristics import BUILTIN_MODULES, ConfigError, build_registry, stage_skew
-from heuristics.base import HeuristicResult, Severity, Thresholds, no_data
-from tests.heuristics.builders import make_app
+from heuristics import (
+    ConfigError,
+    build_registry,
+    builtin_heuristics,
+    stage_skew,
+)
+from heuristics.base import (
+    Details,
+    HeuristicResult,
+    Impact,
+    Outcome,
+    Severity,
+    Thresholds,
+    make_result,
+    no_data,
+)
+from tests.heuristics.builders import (
+    FakeParams,
+    copy_module,
+    fake_module,
+    kitchen_sink_app,
+    make_app,
+)
 
-YAML_PATH = Path(__file__).resolve().parents[2] / "config" / "heuristics.yaml"
+HEURISTICS_DIR = Path(__file__).resolve().parents[2] / "heuristics"
+YAML_PATH = HEURISTICS_DIR.parent / "config" / "heuristics.yaml"
 
 
-def test_shipped_yaml_equals_defaults() -> None:
-    loaded = yaml.safe_load(YAML_PATH.read_text(encoding="utf-8"))
-    assert set(loaded) == {m.NAME for m in BUILTIN_MODULES}
-    assert build_registry(loaded) == build_registry({})
-    assert build_registry(loaded).fingerprint == build_registry(None).fingerprint
-
-
-def test_shipped_yaml_lists_every_param() -> None:
-    import dataclasses
-
-    loaded = yaml.safe_load(YAML_PATH.read_text(encoding="utf-8"))
-    for module in BUILTIN_MODULES:
-        names = {f.name for f in dataclasses.fields(module.Params)}
-        assert set(loaded[module.NAME]) == names | {"enabled"}, module.NAME
+def test_shipped_yaml_holds_only_overrides() -> None:
+    loaded = yaml.safe_load(YAML_PATH.read_text(encoding="utf-8")) or {}
+    registry = build_registry(loaded)
+    defaults = build_registry({})
+    for name, section in loaded.items():
+        for key, value in section.items():
+            default = defaults.effective_config()[name][key]
+            assert registry.effective_config()[name][key] != default or value != default, (
+                f"{name}.{key} restates its default"
+            )
 
 
 @pytest.mark.parametrize(
@@ -61,6 +77,30 @@ def test_shipped_yaml_lists_every_param() -> None:
             {"executor_gc": {"gc_ratio_low": {"low": 0.001, "moderate": 0.002}}},
             "executor_gc.gc_ratio_low.moderate",
         ),
+        # numbers a JSON document or the database cannot hold
+        ({"stage_skew": {"min_max_task_ms": 2**63}}, "stage_skew.min_max_task_ms"),
+        ({"stage_skew": {"min_max_task_ms": -(2**63) - 1}}, "stage_skew.min_max_task_ms"),
+        (
+            {"stage_skew": {"task_time_ratio": {"critical": 2**64}}},
+            "stage_skew.task_time_ratio.critical",
+        ),
+        ({"stage_skew": {"data_skew_bytes_ratio": 10**400}}, "stage_skew.data_skew_bytes_ratio"),
+        (
+            {"stage_skew": {"data_skew_bytes_ratio": float("inf")}},
+            "stage_skew.data_skew_bytes_ratio",
+        ),
+        (
+            {"stage_skew": {"task_time_ratio": {"critical": float("inf")}}},
+            "stage_skew.task_time_ratio.critical",
+        ),
+        (
+            {"stage_skew": {"task_time_ratio": {"low": float("-inf")}}},
+            "stage_skew.task_time_ratio.low",
+        ),
+        (
+            {"stage_skew": {"data_skew_bytes_ratio": float("nan")}},
+            "stage_skew.data_skew_bytes_ratio",
+        ),
     ],
 )
 def test_bad_config_names_the_key_path(config: dict, path: str) -> None:
@@ -68,6 +108,17 @@ def test_bad_config_names_the_key_path(config: dict, path: str) -> None:
         build_registry(config)
     assert info.value.path == path
     assert path in str(info.value)
+
+
+def test_largest_64_bit_values_are_accepted_and_stored() -> None:
+    import orjson
+
+    registry = build_registry(
+        {"stage_skew": {"min_max_task_ms": 2**63 - 1, "task_time_ratio": {"critical": 2**63 - 1}}}
+    )
+    assert registry.params("stage_skew").min_max_task_ms == 2**63 - 1
+    orjson.dumps(registry.effective_config())  # the config row holds it
+    assert stage_skew.NAME in registry.digests
 
 
 def test_partial_config_overrides_only_given_keys() -> None:
@@ -90,7 +141,7 @@ def test_disabled_heuristic_does_not_run() -> None:
     assert "config" not in registry.names
     results = registry.run(make_app())
     assert "config" not in {r.name for r in results}
-    assert len(results) == len(BUILTIN_MODULES) - 1
+    assert len(results) == len(builtin_heuristics()) - 1
 
 
 def test_fingerprint_is_stable_and_tracks_thresholds() -> None:
@@ -105,28 +156,73 @@ def test_fingerprint_is_stable_and_tracks_thresholds() -> None:
     assert disabled.fingerprint != base.fingerprint
 
 
-def _fake_module(name: str, evaluate: object) -> types.ModuleType:
-    module = types.ModuleType(name, "A test heuristic.")
-    module.NAME = name  # type: ignore[attr-defined]
-    module.TITLE = name.title()  # type: ignore[attr-defined]
-    module.Params = stage_skew.Params  # type: ignore[attr-defined]
-    module.evaluate = evaluate  # type: ignore[attr-defined]
-    return module
+def test_fingerprint_and_digests_track_each_heuristic_version() -> None:
+    base = build_registry({})
+    bumped_module = copy_module(stage_skew, VERSION=stage_skew.VERSION + 1)
+    others = [h for h in builtin_heuristics() if h.name != "stage_skew"]
+    bumped = build_registry({}, heuristics=[*others, bumped_module])
+    assert bumped.fingerprint != base.fingerprint
+    changed = {n for n in base.digests if base.digests[n] != bumped.digests[n]}
+    assert changed == {"stage_skew"}
+    # a param edit moves only that heuristic's digest too
+    edited = build_registry({"disk_spill": {"min_stage_spill_bytes": 1}})
+    assert {n for n in base.digests if base.digests[n] != edited.digests[n]} == {"disk_spill"}
+
+
+def test_registry_fills_name_thresholds_and_severity_rules() -> None:
+    impact = Impact(1.0, 2.0, "f")
+
+    def at(severity: Severity) -> object:
+        def evaluate(app: object, params: FakeParams) -> Outcome:
+            return make_result(
+                severity=severity,
+                value=params.ratio.low,
+                title="t",
+                details=Details(("a",), ((1,),)),
+                advice="do this",
+                impact=impact,
+            )
+
+        return evaluate
+
+    modules = [fake_module(f"h{int(s)}", at(s)) for s in Severity]
+    registry = build_registry({"h2": {"ratio": {"low": 1.5}}}, heuristics=modules)
+    results = {r.name: r for r in registry.run(make_app())}
+    assert set(results) == {"h0", "h1", "h2", "h3", "h4"}
+    for severity in Severity:
+        result = results[f"h{int(severity)}"]
+        assert result.severity == severity
+        assert result.thresholds == {"ratio": Thresholds(1, 2, 3, 4).to_dict()} or (
+            severity == Severity.MODERATE and result.thresholds["ratio"]["low"] == 1.5  # type: ignore[index]
+        )
+        assert result.advice == ("do this" if severity > Severity.LOW else "")
+        assert result.impact == (impact if severity > Severity.NONE else None)
+    assert results["h2"].value == 1.5
 
 
 def test_raising_heuristic_becomes_internal_error() -> None:
-    def boom(app: object, params: object) -> HeuristicResult:
+    def boom(app: object, params: object) -> Outcome:
         raise ZeroDivisionError("division by zero")
 
-    def fine(app: object, params: object) -> HeuristicResult:
-        return no_data("fine", "nothing", params)
+    def fine(app: object, params: object) -> Outcome:
+        return no_data("nothing")
 
-    registry = build_registry({}, modules=(_fake_module("boom", boom), _fake_module("fine", fine)))
-    results = registry.run(make_app())
-    assert [r.name for r in results] == ["boom", "fine"]
+    def wrong(app: object, params: object) -> object:
+        return "not an outcome"
+
+    def no_such_severity(app: object, params: object) -> Outcome:
+        return make_result(severity=7, value=1.0, title="t")  # type: ignore[arg-type]
+
+    modules = [fake_module(f.__name__, f) for f in (boom, fine, wrong, no_such_severity)]
+    results = build_registry({}, heuristics=modules).run(make_app())
+    assert [r.name for r in results] == ["boom", "fine", "wrong", "no_such_severity"]
     assert results[0].severity == Severity.NONE
     assert results[0].title.startswith("internal error: ZeroDivisionError")
+    assert results[0].thresholds == {"ratio": Thresholds(1, 2, 3, 4).to_dict()}
     assert results[1].title == "nothing"
+    assert results[2].title == "internal error: TypeError: evaluate returned str, not Outcome"
+    assert results[3].severity == Severity.NONE
+    assert results[3].title.startswith("internal error: ValueError: 7 is not a valid Severity")
 
 
 def test_run_on_empty_app_gives_none_everywhere() -> None:
@@ -137,8 +233,10 @@ def test_run_on_empty_app_gives_none_everywhere() -> None:
 
 def test_describe_has_docs_and_params() -> None:
     described = build_registry({"stage_skew": {"min_max_task_ms": 1}}).describe()
-    assert [d["name"] for d in described] == [m.NAME for m in BUILTIN_MODULES]
-    skew = described[0]
+    assert [d["name"] for d in described] == [h.name for h in builtin_heuristics()]
+    skew = next(d for d in described if d["name"] == "stage_skew")
+    assert skew["version"] == stage_skew.VERSION
+    assert skew["param_docs"]["min_max_task_ms"].startswith("gate:")  # type: ignore[index]
     assert skew["title"] == "Stage skew"
     assert "straggler" in str(skew["doc"])
     assert skew["params"]["min_max_task_ms"] == 1  # type: ignore[index]
@@ -146,73 +244,12 @@ def test_describe_has_docs_and_params() -> None:
         assert len(str(d["doc"])) > 200, d["name"]
 
 
-def _kitchen_sink_app() -> object:
-    from tests.heuristics.builders import (
-        GIB,
-        MIN_MS,
-        curve,
-        make_distribution,
-        make_driver,
-        make_executor,
-        make_job,
-        make_stage,
-        make_task,
-    )
-
-    dist = make_distribution(
-        {
-            "executor_run_time_ms": curve(MIN_MS, 2 * MIN_MS, 40 * MIN_MS),
-            "input_bytes": curve(0, GIB, 30 * GIB),
-        },
-        scheduler_delay_ms=5,
-    )
-    stages = [
-        make_stage(
-            0,
-            distribution=dist,
-            memory_bytes_spilled=4 * GIB,
-            disk_bytes_spilled=GIB,
-            input_bytes=GIB,
-            shuffle_read_bytes=GIB,
-            shuffle_fetch_wait_ms=50 * MIN_MS,
-            jvm_gc_time_ms=60 * MIN_MS,
-        ),
-        make_stage(1, status="FAILED", failure_reason="FetchFailed", num_failed_tasks=40),
-        make_stage(1, attempt_id=1),
-        make_stage(2, num_tasks=5000, distribution=make_distribution(executor_run_time_ms=20)),
-    ]
-    executors = [
-        make_driver(total_gc_time_ms=30 * MIN_MS),
-        make_executor(
-            "1",
-            total_gc_time_ms=20 * MIN_MS,
-            peak_jvm_heap_bytes=7 * GIB,
-            peak_jvm_offheap_bytes=GIB,
-        ),
-        make_executor("2", total_duration_ms=600 * MIN_MS, total_input_bytes=10 * GIB),
-        make_executor("3", total_duration_ms=10 * MIN_MS),
-    ]
-    return make_app(
-        executors=executors,
-        stages=stages,
-        jobs=[make_job(0, status="FAILED"), make_job(1)],
-        tasks=[
-            make_task(1, status="FAILED", error_message="Container killed by YARN"),
-            make_task(2, memory_bytes_spilled=GIB),
-        ],
-        props={
-            "spark.serializer": "org.apache.spark.serializer.JavaSerializer",
-            "spark.dynamicAllocation.enabled": "true",
-        },
-    )
-
-
 def test_every_heuristic_fires_on_a_bad_app_and_results_store_as_json() -> None:
     import json
 
-    results = build_registry({}).run(_kitchen_sink_app())  # type: ignore[arg-type]
+    results = build_registry({}).run(kitchen_sink_app())  # type: ignore[arg-type]
     by_name = {r.name: r for r in results}
-    assert set(by_name) == {m.NAME for m in BUILTIN_MODULES}
+    assert set(by_name) == {h.name for h in builtin_heuristics()}
     for result in results:
         assert not result.title.startswith("internal error"), result.title
         assert result.severity > Severity.NONE, result.name

@@ -6,7 +6,7 @@ import pytest
 
 from heuristics import shuffle_fetch_wait
 from heuristics.base import Severity
-from tests.heuristics.builders import GIB, MIN_MS, make_app, make_stage
+from tests.heuristics.builders import GIB, MIN_MS, make_app, make_stage, run
 
 P = shuffle_fetch_wait.Params()
 RUN_MS = 100 * MIN_MS
@@ -35,14 +35,14 @@ def wait_app(ratio: float, run_ms: int = RUN_MS, read_bytes: int = GIB) -> objec
     ],
 )
 def test_severity_at_thresholds(ratio: float, expected: Severity) -> None:
-    result = shuffle_fetch_wait.evaluate(wait_app(ratio), P)
+    result = run(shuffle_fetch_wait, wait_app(ratio), P)
     assert result.severity == expected
     assert result.value == pytest.approx(ratio)
     assert result.title.startswith("Stage 6 waited")
 
 
 def test_impact() -> None:
-    result = shuffle_fetch_wait.evaluate(wait_app(0.5), P)
+    result = run(shuffle_fetch_wait, wait_app(0.5), P)
     assert result.impact is not None
     assert result.impact.core_hours == pytest.approx(RUN_MS * 0.5 / 3_600_000)
     assert result.impact.wall_seconds == pytest.approx(RUN_MS * 0.5 / 1000 / 8)
@@ -53,11 +53,11 @@ def test_impact() -> None:
     [(P.min_stage_run_time_ms - 1, GIB), (RUN_MS, P.min_shuffle_read_bytes - 1)],
 )
 def test_small_stages_are_gated(run_ms: int, read_bytes: int) -> None:
-    result = shuffle_fetch_wait.evaluate(wait_app(0.9, run_ms, read_bytes), P)
+    result = run(shuffle_fetch_wait, wait_app(0.9, run_ms, read_bytes), P)
     assert result.severity == Severity.NONE
     assert "large enough" in result.title
 
 
 def test_no_shuffle() -> None:
-    result = shuffle_fetch_wait.evaluate(make_app(stages=[make_stage()]), P)
+    result = run(shuffle_fetch_wait, make_app(stages=[make_stage()]), P)
     assert (result.severity, result.title) == (Severity.NONE, "No stage read shuffle data")

@@ -6,7 +6,7 @@ import pytest
 
 from heuristics import stage_failures
 from heuristics.base import Severity
-from tests.heuristics.builders import make_app, make_stage
+from tests.heuristics.builders import make_app, make_stage, run
 
 P = stage_failures.Params()
 
@@ -36,13 +36,13 @@ def failures_app(unrecovered: int, recovered: int) -> object:
     ],
 )
 def test_severity_by_weighted_count(unrecovered: int, recovered: int, expected: Severity) -> None:
-    result = stage_failures.evaluate(failures_app(unrecovered, recovered), P)
+    result = run(stage_failures, failures_app(unrecovered, recovered), P)
     assert result.severity == expected
     assert result.value == pytest.approx(unrecovered + 0.5 * recovered)
 
 
 def test_details_carry_reasons() -> None:
-    result = stage_failures.evaluate(failures_app(1, 1), P)
+    result = run(stage_failures, failures_app(1, 1), P)
     assert result.title == "2 failed stage attempts (1 recovered by a retry)"
     assert result.details is not None
     rows = {row[0]: row for row in result.details.rows}
@@ -52,8 +52,8 @@ def test_details_carry_reasons() -> None:
 
 def test_recovered_weight_is_configurable() -> None:
     heavy = stage_failures.Params(recovered_weight=1.0)
-    assert stage_failures.evaluate(failures_app(0, 1), heavy).severity == Severity.MODERATE
+    assert run(stage_failures, failures_app(0, 1), heavy).severity == Severity.MODERATE
 
 
 def test_no_stages() -> None:
-    assert stage_failures.evaluate(make_app(), P).title == "No stages recorded"
+    assert run(stage_failures, make_app(), P).title == "No stages recorded"

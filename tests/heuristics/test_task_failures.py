@@ -6,7 +6,7 @@ import pytest
 
 from heuristics import task_failures
 from heuristics.base import Severity
-from tests.heuristics.builders import make_app, make_stage, make_task
+from tests.heuristics.builders import make_app, make_stage, make_task, run
 
 P = task_failures.Params()
 
@@ -59,7 +59,7 @@ def rate_app(failed: int, complete: int) -> object:
     ],
 )
 def test_severity_by_rate(failed: int, complete: int, expected: Severity) -> None:
-    result = task_failures.evaluate(rate_app(failed, complete), P)
+    result = run(task_failures, rate_app(failed, complete), P)
     assert result.severity == expected
     assert result.value == pytest.approx(failed / (failed + complete))
 
@@ -83,7 +83,7 @@ def test_causes_in_details_and_advice() -> None:
         make_task(4, status="SUCCESS", error_message=None),
     ]
     stage = make_stage(num_failed_tasks=15, num_complete_tasks=85)
-    result = task_failures.evaluate(make_app(stages=[stage], tasks=tasks), P)
+    result = run(task_failures, make_app(stages=[stage], tasks=tasks), P)
     assert result.severity == Severity.SEVERE
     assert (
         result.title
@@ -110,5 +110,5 @@ def test_causes_in_details_and_advice() -> None:
     ],
 )
 def test_missing_data(stages: list, title: str) -> None:
-    result = task_failures.evaluate(make_app(stages=stages), P)
+    result = run(task_failures, make_app(stages=stages), P)
     assert (result.severity, result.title) == (Severity.NONE, title)

@@ -6,7 +6,7 @@ import pytest
 
 from heuristics import task_granularity
 from heuristics.base import Severity
-from tests.heuristics.builders import MIN_MS, make_app, make_distribution, make_stage
+from tests.heuristics.builders import MIN_MS, make_app, make_distribution, make_stage, run
 
 P = task_granularity.Params()
 
@@ -35,13 +35,13 @@ def tiny_app(median_ms: float, num_tasks: int = 2000, **dist: float) -> object:
     ],
 )
 def test_tiny_tasks(median_ms: float, expected: Severity) -> None:
-    result = task_granularity.evaluate(tiny_app(median_ms), P)
+    result = run(task_granularity, tiny_app(median_ms), P)
     assert result.severity == expected
     assert result.value == median_ms
 
 
 def test_tiny_tasks_suggestion_and_impact() -> None:
-    result = task_granularity.evaluate(tiny_app(50, scheduler_delay_ms=20), P)
+    result = run(task_granularity, tiny_app(50, scheduler_delay_ms=20), P)
     # 2000 tasks x 50 ms = 100 s of work; at 60 s per task that is 2 tasks, but keep 8 slots busy
     assert "suggest 8 partitions" in result.title
     assert result.details is not None and result.details.rows[0][1] == "tiny tasks"
@@ -51,7 +51,7 @@ def test_tiny_tasks_suggestion_and_impact() -> None:
 
 
 def test_too_few_tasks_for_tiny_is_gated() -> None:
-    result = task_granularity.evaluate(tiny_app(10, num_tasks=P.min_tasks_for_tiny - 1), P)
+    result = run(task_granularity, tiny_app(10, num_tasks=P.min_tasks_for_tiny - 1), P)
     assert result.severity == Severity.NONE
 
 
@@ -78,12 +78,12 @@ def long_app(median_ms: float, num_tasks: int = 2) -> object:
     ],
 )
 def test_few_long_tasks(median_min: float, expected: Severity) -> None:
-    result = task_granularity.evaluate(long_app(median_min * MIN_MS), P)
+    result = run(task_granularity, long_app(median_min * MIN_MS), P)
     assert result.severity == expected
 
 
 def test_few_long_tasks_suggestion_and_impact() -> None:
-    result = task_granularity.evaluate(long_app(60 * MIN_MS), P)
+    result = run(task_granularity, long_app(60 * MIN_MS), P)
     # 2 tasks x 60 min = 120 min of work: 120 one-minute tasks, at least 2 x 8 slots
     assert "suggest 120 partitions" in result.title
     assert result.impact is not None
@@ -92,17 +92,17 @@ def test_few_long_tasks_suggestion_and_impact() -> None:
 
 
 def test_as_many_tasks_as_slots_is_one_wave() -> None:
-    result = task_granularity.evaluate(long_app(60 * MIN_MS, num_tasks=8), P)
+    result = run(task_granularity, long_app(60 * MIN_MS, num_tasks=8), P)
     assert result.severity == Severity.CRITICAL
     assert result.impact is not None and result.impact.core_hours == 0
 
 
 def test_more_tasks_than_slots_is_not_few() -> None:
-    result = task_granularity.evaluate(long_app(60 * MIN_MS, num_tasks=9), P)
+    result = run(task_granularity, long_app(60 * MIN_MS, num_tasks=9), P)
     assert result.severity == Severity.NONE
     assert result.title.startswith("No stage with")
 
 
 def test_missing_distribution() -> None:
-    result = task_granularity.evaluate(make_app(stages=[make_stage()]), P)
+    result = run(task_granularity, make_app(stages=[make_stage()]), P)
     assert (result.severity, result.title) == (Severity.NONE, "No task distributions available")

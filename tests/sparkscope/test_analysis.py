@@ -1,8 +1,7 @@
-"""Analysis: hot-reloaded heuristics config, cached findings per fingerprint, resources on real apps."""
+"""Analysis: cached findings per fingerprint, incremental re-scores, resources on real apps."""
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,9 +12,9 @@ from click.testing import CliRunner
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from heuristics import builtin_heuristics
 from sparkscope import inputs
 from sparkscope.analysis import (
-    HeuristicsState,
     analyze_all,
     analyze_apps,
     ensure_analyzed,
@@ -39,6 +38,7 @@ from tests.fetcher.recorded import RECORDING
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = ROOT / "config" / "heuristics.yaml"
+N_HEURISTICS = len(builtin_heuristics())
 TINY = "local-1795972070675"  # 2000 tiny tasks: task_granularity CRITICAL under production config
 
 
@@ -67,43 +67,6 @@ def _pk(session: Session, app_id: str) -> int:
     pk = session.scalar(select(Application.id).where(Application.app_id == app_id))
     assert pk is not None
     return pk
-
-
-def test_state_reloads_on_edit_and_keeps_last_valid_config(tmp_path: Path) -> None:
-    path = tmp_path / "heuristics.yaml"
-    shutil.copy(BUNDLED, path)
-    state = HeuristicsState(str(path))
-    first, error = state.current()
-    assert error is None
-    assert state.current()[0] is first  # unchanged file: same registry object, nothing re-read
-
-    path.write_text(
-        BUNDLED.read_text().replace("min_tasks_for_tiny: 1000", "min_tasks_for_tiny: 5000")
-    )
-    time.sleep(0.01)
-    second, error = state.current()
-    assert error is None and second.fingerprint != first.fingerprint
-
-    path.write_text(
-        "stage_skew:\n  task_time_ratio: {low: 9, moderate: 4, severe: 8, critical: 16}\n"
-    )
-    third, error = state.current()
-    assert third is second
-    assert error is not None and "stage_skew.task_time_ratio" in error and str(path) in error
-
-    path.write_text("stage_skew: [oops\n")
-    fourth, error = state.current()
-    assert fourth is second and error is not None and "invalid YAML" in error
-
-    path.write_text("{}\n")
-    fifth, error = state.current()
-    assert error is None and fifth.fingerprint == load_heuristics(str(BUNDLED)).fingerprint
-
-
-def test_missing_file_at_start_falls_back_to_defaults(tmp_path: Path) -> None:
-    registry, error = HeuristicsState(str(tmp_path / "nope.yaml")).current()
-    assert error is not None and "file not found" in error
-    assert len(registry.enabled) == 13
 
 
 def test_findings_are_reused_for_an_unchanged_config_and_redone_in_memory_for_a_new_one(
@@ -250,7 +213,7 @@ def test_worker_processes_store_the_same_findings_as_one_process(factory) -> Non
     assert one.analysed == two.analysed == 21
     assert stored_analysis(factory) == single
     assert {fp for fp, *_ in single.values()} == {registry.fingerprint}
-    assert all(len(results) == 13 for _, _, results, _ in single.values())
+    assert all(len(results) == N_HEURISTICS for _, _, results, _ in single.values())
 
 
 def test_only_findings_above_none_get_a_finding_row(factory) -> None:
@@ -275,7 +238,7 @@ def test_fetch_scores_in_memory_exactly_as_a_rescore_from_the_database(
     factory = make_sessionmaker(engine)
     at_fetch = stored_analysis(factory)
     assert len(at_fetch) == 21
-    assert all(len(results) == 13 for _, _, results, _ in at_fetch.values())
+    assert all(len(results) == N_HEURISTICS for _, _, results, _ in at_fetch.values())
     registry = load_heuristics(str(BUNDLED))
     with factory() as s:
         assert s.scalar(select(func.count()).select_from(AnalysisInput)) == 21
@@ -377,41 +340,72 @@ def test_results_carry_the_thresholds_of_the_config_in_force(factory, tmp_path: 
         results = ensure_analyzed(session, _pk(session, TINY), registry)
     gc = next(r for r in results if r.name == "executor_gc")
     assert gc.thresholds["gc_ratio"]["low"] == 0.09  # type: ignore[index]
-    assert len(results) == 13
+    assert len(results) == N_HEURISTICS
     assert all(r.thresholds for r in results)
+
+
+def _counting(calls: dict[str, int], bump: tuple[str, ...] = ()) -> list[object]:
+    """The built-in heuristics, counting their calls; those in ``bump`` one version up."""
+    import dataclasses
+
+    from heuristics import builtin_heuristics
+
+    def counted(h):  # type: ignore[no-untyped-def]
+        def evaluate(app, params):  # type: ignore[no-untyped-def]
+            calls[h.name] = calls.get(h.name, 0) + 1
+            return h.evaluate(app, params)
+
+        return evaluate
+
+    return [
+        dataclasses.replace(
+            h, evaluate_fn=counted(h), version=h.version + (1 if h.name in bump else 0)
+        )
+        for h in builtin_heuristics()
+    ]
 
 
 def test_rescore_after_an_edit_keeps_unchanged_heuristics_and_equals_a_full_rescore(
     factory, tmp_path: Path
 ) -> None:
-    import types
-
-    from heuristics import BUILTIN_MODULES, build_registry
+    from heuristics import build_registry
 
     calls: dict[str, int] = {}
-
-    def counting(module: types.ModuleType) -> types.ModuleType:
-        wrapped = types.ModuleType(module.__name__, module.__doc__)
-        wrapped.__dict__.update({k: getattr(module, k) for k in ("NAME", "TITLE", "Params")})
-
-        def evaluate(app, params):  # type: ignore[no-untyped-def]
-            calls[module.NAME] = calls.get(module.NAME, 0) + 1
-            return module.evaluate(app, params)
-
-        wrapped.evaluate = evaluate  # type: ignore[attr-defined]
-        return wrapped
-
-    modules = tuple(counting(m) for m in BUILTIN_MODULES)
+    heuristics = _counting(calls)
     edit = {"task_failures": {"failed_task_rate": {"low": 0.05, "moderate": 0.1}}}
-    analyze_all(factory, build_registry({}, modules), force=True)
+    analyze_all(factory, build_registry({}, heuristics), force=True)
     calls.clear()
-    stats = analyze_all(factory, build_registry(edit, modules))
+    stats = analyze_all(factory, build_registry(edit, heuristics))
     assert stats.analysed == 21
-    assert calls == {"task_failures": 21}  # the other twelve kept their stored results
+    assert calls == {"task_failures": 21}  # the others kept their stored results
     incremental = stored_analysis(factory)
-    analyze_all(factory, build_registry(edit, modules), force=True)
+    analyze_all(factory, build_registry(edit, heuristics), force=True)
     assert stored_analysis(factory) == incremental
     assert calls["stage_skew"] == 21
+
+
+def test_a_version_bump_rescores_only_that_heuristic(factory) -> None:
+    """Changing one heuristic (its VERSION) re-runs it alone: the stored results of the others
+    stay valid, and the outcome equals a full re-score."""
+    from heuristics import build_registry
+
+    calls: dict[str, int] = {}
+    analyze_all(factory, build_registry({}, _counting(calls)), force=True)
+    before = stored_analysis(factory)
+    calls.clear()
+    bumped = build_registry({}, _counting(calls, bump=("disk_spill",)))
+    stats = analyze_all(factory, bumped)
+    assert stats.analysed == 21  # every application moves to the new fingerprint...
+    assert calls == {"disk_spill": 21}  # ...but only the bumped heuristic runs again
+    after = stored_analysis(factory)
+    with factory() as s:
+        assert set(s.scalars(select(Application.analysis_fingerprint)).all()) == {
+            bumped.fingerprint
+        }
+    analyze_all(factory, bumped, force=True)
+    assert stored_analysis(factory) == after
+    assert calls["stage_skew"] == 21
+    assert [len(v) for v in after.values()] == [len(v) for v in before.values()]
 
 
 def test_the_same_analysis_on_sqlite(fresh_sqlite_url: str, factory, monkeypatch) -> None:

@@ -4,20 +4,21 @@ from __future__ import annotations
 
 from flask.testing import FlaskClient
 
-from heuristics import BUILTIN_MODULES
+from heuristics import builtin_heuristics
 from sparkscope.views.filters import render_doc
 
 
 def test_help_index_lists_every_heuristic(client: FlaskClient) -> None:
     html = client.get("/help").get_data(as_text=True)
-    for module in BUILTIN_MODULES:
-        assert f'href="/help/{module.NAME}"' in html
+    for h in builtin_heuristics():
+        assert f'href="/help/{h.name}"' in html
 
 
 def test_heuristic_page_has_doc_and_current_thresholds(client: FlaskClient) -> None:
     html = client.get("/help/executor_gc").get_data(as_text=True)
     assert "Executor GC" in html
     assert "<code>gc_ratio</code></th><td>0.08</td><td>0.1</td><td>0.15</td><td>0.2</td>" in html
+    assert "<td>GC time / task run time over executors (ratio; ascending)</td>" in html
     skew = client.get("/help/stage_skew").get_data(as_text=True)
     assert "<strong>How to fix.</strong>" in skew and "<li>" in skew
     assert "<code>spark.sql.adaptive.enabled=true</code>" in skew

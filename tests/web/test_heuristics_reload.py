@@ -46,8 +46,8 @@ def test_yaml_edit_rescores_and_bad_edit_shows_banner(
     assert _gc_severity(first) == "none"
     assert 'id="config-error"' not in first
 
-    config = yaml.safe_load(heuristics_file.read_text())
-    config["executor_gc"]["gc_ratio"] = {
+    config = yaml.safe_load(heuristics_file.read_text()) or {}  # the shipped file: overrides only
+    config.setdefault("executor_gc", {})["gc_ratio"] = {
         "low": 0.01,
         "moderate": 0.02,
         "severe": 0.03,

@@ -31,17 +31,18 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from heuristics.base import (
     DESCENDING,
     AppData,
     Details,
-    HeuristicResult,
     Impact,
+    Outcome,
     Severity,
     Thresholds,
     make_result,
+    param,
 )
 from heuristics.sparkconf import (
     GIB,
@@ -57,6 +58,9 @@ from heuristics.sparkconf import (
 
 NAME = "config"
 TITLE = "Configuration smells"
+#: Bump when what this heuristic computes changes: only its stored results are redone.
+VERSION = 1
+INPUTS = frozenset({"jobs", "spark_properties", "stages"})
 
 JAVA_SERIALIZER = "org.apache.spark.serializer.JavaSerializer"
 
@@ -80,29 +84,45 @@ def is_sql_only(app: AppData) -> bool:
 class Params:
     """Parameters of the configuration smells heuristic."""
 
-    # spark.executor.memory (GiB), bad when high
-    executor_memory_gib: Thresholds = field(default_factory=lambda: Thresholds(16, 32, 64, 96))
-    # spark.executor.memoryOverhead (GiB), bad when high
-    executor_overhead_gib: Thresholds = field(default_factory=lambda: Thresholds(4, 8, 16, 32))
-    # spark.driver.memory (GiB), bad when high
-    driver_memory_gib: Thresholds = field(default_factory=lambda: Thresholds(8, 16, 32, 64))
-    # spark.driver.memoryOverhead (GiB), bad when high
-    driver_overhead_gib: Thresholds = field(default_factory=lambda: Thresholds(2, 4, 8, 16))
-    # spark.executor.cores, bad when high
-    executor_cores_high: Thresholds = field(default_factory=lambda: Thresholds(6, 8, 12, 16))
-    # spark.executor.cores, bad when low
-    executor_cores_low: Thresholds = field(
-        default_factory=lambda: Thresholds(1, 0, 0, 0, DESCENDING)
+    executor_memory_gib: Thresholds = param(
+        Thresholds(16, 32, 64, 96),
+        "spark.executor.memory (GiB; ascending)",
     )
-    # spark.driver.cores, bad when high
-    driver_cores_high: Thresholds = field(default_factory=lambda: Thresholds(4, 8, 16, 32))
-    # spark.driver.cores, bad when low (0 everywhere disables the check)
-    driver_cores_low: Thresholds = field(default_factory=lambda: Thresholds(0, 0, 0, 0, DESCENDING))
-    # spark.dynamicAllocation.maxExecutors above this is a LOW note
-    max_executors_limit: int = 1000
+    executor_overhead_gib: Thresholds = param(
+        Thresholds(4, 8, 16, 32),
+        "spark.executor.memoryOverhead, default max(384 MiB, 10% of memory) (GiB; ascending)",
+    )
+    driver_memory_gib: Thresholds = param(
+        Thresholds(8, 16, 32, 64),
+        "spark.driver.memory (GiB; ascending)",
+    )
+    driver_overhead_gib: Thresholds = param(
+        Thresholds(2, 4, 8, 16),
+        "spark.driver.memoryOverhead (GiB; ascending)",
+    )
+    executor_cores_high: Thresholds = param(
+        Thresholds(6, 8, 12, 16),
+        "spark.executor.cores, too many per JVM (cores; ascending)",
+    )
+    executor_cores_low: Thresholds = param(
+        Thresholds(1, 0, 0, 0, DESCENDING),
+        "spark.executor.cores, too few per JVM (cores; descending)",
+    )
+    driver_cores_high: Thresholds = param(
+        Thresholds(4, 8, 16, 32),
+        "spark.driver.cores, too many (cores; ascending)",
+    )
+    driver_cores_low: Thresholds = param(
+        Thresholds(0, 0, 0, 0, DESCENDING),
+        "spark.driver.cores, too few; all 0 disables the check (cores; descending)",
+    )
+    max_executors_limit: int = param(
+        1000,
+        "spark.dynamicAllocation.maxExecutors above this is a LOW note (executors)",
+    )
 
 
-def evaluate(app: AppData, params: Params) -> HeuristicResult:
+def evaluate(app: AppData, params: Params) -> Outcome:
     """List configuration smells found in the Spark properties."""
     props = app.spark_properties
     local = is_local_mode(props)
@@ -250,14 +270,12 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
     advice = " ".join(dict.fromkeys(s[4] for s in smells if s[3] > Severity.LOW))
     impact = Impact(None, None, "configuration smells' cost cannot be estimated from one run")
     return make_result(
-        NAME,
-        severity,
-        float(len(smells)),
-        title,
-        params,
-        details if smells else None,
-        advice,
-        impact,
+        severity=severity,
+        value=float(len(smells)),
+        title=title,
+        details=details if smells else None,
+        advice=advice,
+        impact=impact,
     )
 
 

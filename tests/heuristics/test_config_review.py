@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from heuristics import config
+from heuristics import config_review
 from heuristics.base import AppData, Severity
-from tests.heuristics.builders import make_app, make_job, make_stage
+from tests.heuristics.builders import make_app, make_job, make_stage, run
 
-P = config.Params()
+P = config_review.Params()
 KRYO = "org.apache.spark.serializer.KryoSerializer"
 
 
@@ -34,7 +34,7 @@ CLUSTER = {
 
 
 def test_well_configured_cluster_app_has_no_smells() -> None:
-    result = config.evaluate(app_with(CLUSTER), P)
+    result = run(config_review, app_with(CLUSTER), P)
     assert result.severity == Severity.NONE
     assert result.title == "No configuration smells"
     assert result.impact is None and result.advice == ""
@@ -56,7 +56,7 @@ def test_well_configured_cluster_app_has_no_smells() -> None:
 )
 def test_serializer(props: dict, stage_names: tuple, expected: Severity | None) -> None:
     base = {k: v for k, v in CLUSTER.items() if k != "spark.serializer"}
-    result = config.evaluate(app_with({**base, **props}, stage_names), P)
+    result = run(config_review, app_with({**base, **props}, stage_names), P)
     assert smells(result).get("spark.serializer") == expected
 
 
@@ -128,7 +128,7 @@ def test_serializer(props: dict, stage_names: tuple, expected: Severity | None) 
     ],
 )
 def test_dynamic_allocation(props: dict, setting: str | None, expected: Severity | None) -> None:
-    found = smells(config.evaluate(app_with({**CLUSTER, **props}), P))
+    found = smells(run(config_review, app_with({**CLUSTER, **props}), P))
     if setting is None:
         assert not any(k.startswith("spark.dynamicAllocation") for k in found)
     else:
@@ -149,7 +149,8 @@ def test_dynamic_allocation(props: dict, setting: str | None, expected: Severity
 def test_yarn_queue(props: dict, expected: Severity | None) -> None:
     base = {k: v for k, v in CLUSTER.items() if k not in ("spark.master", "spark.yarn.queue")}
     assert (
-        smells(config.evaluate(app_with({**base, **props}), P)).get("spark.yarn.queue") == expected
+        smells(run(config_review, app_with({**base, **props}), P)).get("spark.yarn.queue")
+        == expected
     )
 
 
@@ -179,24 +180,26 @@ def test_yarn_queue(props: dict, expected: Severity | None) -> None:
     ],
 )
 def test_memory_and_cores(setting: str, value: str, expected: Severity | None) -> None:
-    found = smells(config.evaluate(app_with({**CLUSTER, setting: value}), P))
+    found = smells(run(config_review, app_with({**CLUSTER, setting: value}), P))
     assert found.get(setting) == expected
 
 
 def test_overhead_default_follows_memory() -> None:
     # 48g executor memory -> default overhead 4.8 GiB, above the 4 GiB limit
-    found = smells(config.evaluate(app_with({**CLUSTER, "spark.executor.memory": "48g"}), P))
+    found = smells(run(config_review, app_with({**CLUSTER, "spark.executor.memory": "48g"}), P))
     assert found["spark.executor.memoryOverhead"] == Severity.LOW
 
 
 def test_unset_executor_cores_on_yarn_defaults_to_one() -> None:
     props = {k: v for k, v in CLUSTER.items() if k != "spark.executor.cores"}
-    assert smells(config.evaluate(app_with(props), P)).get("spark.executor.cores") == Severity.LOW
+    assert (
+        smells(run(config_review, app_with(props), P)).get("spark.executor.cores") == Severity.LOW
+    )
 
 
 def test_unset_executor_settings_are_not_judged_in_local_mode() -> None:
     props = {"spark.master": "local[2]", "spark.serializer": KRYO}
-    assert config.evaluate(app_with(props), P).severity == Severity.NONE
+    assert run(config_review, app_with(props), P).severity == Severity.NONE
 
 
 LEGACY = {
@@ -213,8 +216,10 @@ LEGACY = {
 
 
 def test_legacy_inventory_job_properties_fire_every_smell() -> None:
-    result = config.evaluate(
-        app_with(LEGACY, ("collect at config_smells.py:24", "distinct at config_smells.py:27")), P
+    result = run(
+        config_review,
+        app_with(LEGACY, ("collect at config_smells.py:24", "distinct at config_smells.py:27")),
+        P,
     )
     found = smells(result)
     assert found == {
@@ -231,5 +236,7 @@ def test_legacy_inventory_job_properties_fire_every_smell() -> None:
 
 
 def test_is_sql_only() -> None:
-    assert config.is_sql_only(app_with(CLUSTER, ("parquet at NativeMethodAccessorImpl.java:0",)))
-    assert not config.is_sql_only(app_with(CLUSTER, ("parallelize at x.py:1",)))
+    assert config_review.is_sql_only(
+        app_with(CLUSTER, ("parquet at NativeMethodAccessorImpl.java:0",))
+    )
+    assert not config_review.is_sql_only(app_with(CLUSTER, ("parallelize at x.py:1",)))

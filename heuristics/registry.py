@@ -1,0 +1,341 @@
+"""The heuristic contract, discovery of heuristics, and the registry that runs them.
+
+A heuristic is anything that satisfies :class:`Heuristic`. The usual form is a module of this
+package (or of a third-party distribution) with a docstring and the module-level names ``NAME``,
+``TITLE``, ``VERSION``, ``Params``, ``INPUTS`` and ``evaluate``; :func:`from_module` checks those
+and adapts the module. Built-ins are the modules of this package that define ``evaluate``;
+third-party ones are named by the ``sparkscope.heuristics`` entry-point group.
+
+The registry, not the heuristic, fills in the result's name and thresholds and applies the
+severity rules (advice only above LOW, impact only above NONE).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import importlib
+import json
+import pkgutil
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from importlib import metadata
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+
+from heuristics.appdata import AppData
+from heuristics.params import (
+    ConfigError,
+    param_docs,
+    params_from_mapping,
+    params_to_dict,
+    params_view,
+)
+from heuristics.result import HeuristicResult, Outcome, Severity
+
+P = TypeVar("P")
+
+#: Entry-point group under which other distributions register heuristics (a module or an
+#: object satisfying :class:`Heuristic`).
+ENTRY_POINT_GROUP = "sparkscope.heuristics"
+
+#: What ``INPUTS`` may name: the fields of :class:`AppData`.
+INPUT_FIELDS = frozenset(f.name for f in dataclasses.fields(AppData))
+
+
+@runtime_checkable
+class Heuristic(Protocol[P]):
+    """What the registry needs of a heuristic.
+
+    ``version`` is part of the digest its stored results are keyed by: bump it when what the
+    heuristic computes changes, and only its results are computed again.
+    """
+
+    @property
+    def name(self) -> str:
+        """Config key and stored name, e.g. ``stage_skew``."""
+        ...
+
+    @property
+    def title(self) -> str:
+        """Human title, e.g. "Stage skew"."""
+        ...
+
+    @property
+    def version(self) -> int:
+        """Version of what it computes (1, 2, ...)."""
+        ...
+
+    @property
+    def params_type(self) -> type[P]:
+        """A frozen dataclass whose fields have production defaults."""
+        ...
+
+    @property
+    def inputs(self) -> frozenset[str]:
+        """The fields of AppData it reads."""
+        ...
+
+    @property
+    def doc(self) -> str:
+        """User documentation: what it measures, why it matters, how to fix."""
+        ...
+
+    def evaluate(self, app: AppData, params: P) -> Outcome:
+        """The finding on one application (pure: no I/O, clock or globals)."""
+        ...
+
+
+class ContractError(TypeError):
+    """A module or object offered as a heuristic does not follow the contract."""
+
+
+@dataclass(frozen=True)
+class ModuleHeuristic:
+    """A heuristic written as a module (NAME, TITLE, VERSION, Params, INPUTS, evaluate)."""
+
+    name: str
+    title: str
+    version: int
+    params_type: type[Any]
+    inputs: frozenset[str]
+    doc: str
+    evaluate_fn: Callable[[AppData, Any], Outcome]
+    module: ModuleType
+
+    def evaluate(self, app: AppData, params: Any) -> Outcome:
+        """Call the module's evaluate."""
+        return self.evaluate_fn(app, params)
+
+
+if TYPE_CHECKING:  # mypy checks here that the module adapter follows the contract
+
+    def _follows_contract(adapter: ModuleHeuristic) -> Heuristic[Any]:
+        return adapter
+
+
+def from_module(module: ModuleType) -> ModuleHeuristic:
+    """Check a module against the contract and adapt it; raise ContractError naming what is wrong."""
+    where = module.__name__
+
+    def need(attr: str, ok: Callable[[Any], bool], what: str) -> Any:
+        value = getattr(module, attr, None)
+        if not ok(value):
+            raise ContractError(f"heuristic module {where}: {attr} must be {what}, got {value!r}")
+        return value
+
+    name = need("NAME", lambda v: isinstance(v, str) and v.isidentifier(), "an identifier")
+    title = need("TITLE", lambda v: isinstance(v, str) and bool(v), "a non-empty string")
+    version = need(
+        "VERSION",
+        lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
+        "an integer >= 1",
+    )
+    params_type = need("Params", dataclasses.is_dataclass, "a dataclass")
+    inputs = need(
+        "INPUTS",
+        lambda v: isinstance(v, frozenset) and bool(v) and v <= INPUT_FIELDS,
+        f"a non-empty frozenset of AppData fields ({', '.join(sorted(INPUT_FIELDS))})",
+    )
+    evaluate = need("evaluate", callable, "a function (app, params) -> Outcome")
+    doc = (module.__doc__ or "").strip()
+    if not doc:
+        raise ContractError(f"heuristic module {where}: needs a docstring (its help page)")
+    try:
+        params_type()
+    except TypeError as exc:
+        raise ContractError(f"heuristic module {where}: Params needs defaults: {exc}") from None
+    return ModuleHeuristic(name, title, version, params_type, inputs, doc, evaluate, module)
+
+
+def as_heuristic(obj: object) -> Heuristic[Any]:
+    """A heuristic from a module or an object that already satisfies the contract."""
+    if isinstance(obj, ModuleType):
+        return from_module(obj)
+    if isinstance(obj, Heuristic):
+        return obj
+    raise ContractError(f"{obj!r} is neither a heuristic module nor a Heuristic")
+
+
+@functools.cache
+def builtin_heuristics() -> tuple[Heuristic[Any], ...]:
+    """The heuristics of this package: its modules that define ``evaluate``, by name."""
+    import heuristics as package
+
+    found = []
+    for info in pkgutil.iter_modules(package.__path__, f"{package.__name__}."):
+        module = importlib.import_module(info.name)
+        if hasattr(module, "evaluate"):
+            found.append(from_module(module))
+    return tuple(sorted(found, key=lambda h: h.name))
+
+
+def plugin_heuristics(group: str = ENTRY_POINT_GROUP) -> tuple[Heuristic[Any], ...]:
+    """Heuristics registered by installed distributions under the entry-point group, by name.
+
+    One that cannot be loaded or breaks the contract is a ConfigError naming the entry point.
+    """
+    found = []
+    for ep in metadata.entry_points(group=group):
+        path = f"{group}:{ep.name}"
+        try:
+            found.append(as_heuristic(ep.load()))
+        except ContractError as exc:
+            raise ConfigError(path, str(exc)) from None
+        except Exception as exc:  # noqa: BLE001 - any import failure of a plugin is reported
+            raise ConfigError(
+                path, f"cannot load {ep.value}: {type(exc).__name__}: {exc}"
+            ) from None
+    return tuple(sorted(found, key=lambda h: h.name))
+
+
+def available_heuristics() -> tuple[Heuristic[Any], ...]:
+    """Built-in then third-party heuristics; a name used twice is a ConfigError."""
+    found = (*builtin_heuristics(), *plugin_heuristics())
+    seen: set[str] = set()
+    for h in found:
+        if h.name in seen:
+            raise ConfigError(h.name, "two heuristics have this name (a plugin clashes)")
+        seen.add(h.name)
+    return found
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One configured heuristic: the heuristic, whether it runs, and its params."""
+
+    heuristic: Heuristic[Any]
+    enabled: bool
+    params: Any
+
+    @property
+    def name(self) -> str:
+        """The heuristic's config key."""
+        return self.heuristic.name
+
+    @property
+    def title(self) -> str:
+        """The heuristic's human title."""
+        return self.heuristic.title
+
+
+@dataclass(frozen=True)
+class Registry:
+    """The effective heuristic configuration; runs the enabled heuristics on an application."""
+
+    entries: tuple[Entry, ...]
+
+    @property
+    def enabled(self) -> tuple[Entry, ...]:
+        """Entries that run, in catalog order."""
+        return tuple(e for e in self.entries if e.enabled)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Names of the enabled heuristics."""
+        return tuple(e.name for e in self.enabled)
+
+    def params(self, name: str) -> Any:
+        """The effective params of one heuristic (enabled or not)."""
+        for entry in self.entries:
+            if entry.name == name:
+                return entry.params
+        raise KeyError(name)
+
+    def effective_config(self) -> dict[str, dict[str, object]]:
+        """The normalized config: every heuristic with `enabled` and all of its params."""
+        return {e.name: {"enabled": e.enabled, **params_to_dict(e.params)} for e in self.entries}
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """Stable sha256 hex of the effective config and each heuristic's version."""
+        versions = {e.name: e.heuristic.version for e in self.entries}
+        return _sha256_json({"heuristics": self.effective_config(), "versions": versions})
+
+    @functools.cached_property
+    def digests(self) -> dict[str, str]:
+        """Per heuristic, a short digest of its name, version and params (not of whether it is
+        enabled, which does not change its result).
+
+        Heuristics are pure functions of (application, params): a result stored with the digest
+        a heuristic has now is the result running it again would give. Bumping one heuristic's
+        version changes its digest only.
+        """
+        return {
+            e.name: _sha256_json(
+                {"name": e.name, "version": e.heuristic.version, **params_to_dict(e.params)}
+            )[:16]
+            for e in self.entries
+        }
+
+    def run_one(self, entry: Entry, app: AppData) -> HeuristicResult:
+        """Run one heuristic; one that raises (or returns no Outcome) yields a NONE internal-error
+        result."""
+        thresholds = params_view(entry.params)
+        try:
+            outcome = entry.heuristic.evaluate(app, entry.params)
+            if not isinstance(outcome, Outcome):
+                raise TypeError(f"evaluate returned {type(outcome).__name__}, not Outcome")
+            return outcome.to_result(entry.name, thresholds)
+        except Exception as exc:  # noqa: BLE001 - one broken heuristic must not hide the rest
+            title = f"internal error: {type(exc).__name__}: {exc}"
+            return Outcome(severity=Severity.NONE, value=None, title=title).to_result(
+                entry.name, thresholds
+            )
+
+    def run(self, app: AppData) -> list[HeuristicResult]:
+        """Run every enabled heuristic, in catalog order."""
+        return [self.run_one(entry, app) for entry in self.enabled]
+
+    def describe(self) -> list[dict[str, object]]:
+        """Help-page data per heuristic: name, title, doc, version, inputs, enabled, the params in
+        force and each param's doc."""
+        return [
+            {
+                "name": e.name,
+                "title": e.heuristic.title,
+                "doc": e.heuristic.doc,
+                "version": e.heuristic.version,
+                "inputs": sorted(e.heuristic.inputs),
+                "enabled": e.enabled,
+                "params": params_to_dict(e.params),
+                "param_docs": param_docs(e.heuristic.params_type),
+            }
+            for e in self.entries
+        ]
+
+
+def _sha256_json(payload: Mapping[str, Any]) -> str:
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def build_registry(
+    config_mapping: Mapping[str, Any] | None = None,
+    heuristics: Iterable[Heuristic[Any] | ModuleType] | None = None,
+) -> Registry:
+    """Build a Registry from the parsed heuristics config (overrides only: missing keys keep
+    their defaults) over the given heuristics, by default :func:`available_heuristics`."""
+    cfg = config_mapping or {}
+    if not isinstance(cfg, Mapping):
+        raise ConfigError("<root>", f"expected a mapping, got {type(cfg).__name__}")
+    catalog = available_heuristics() if heuristics is None else tuple(map(as_heuristic, heuristics))
+    by_name = {h.name: h for h in catalog}
+    for key in cfg:
+        if key not in by_name:
+            raise ConfigError(str(key), f"unknown heuristic (known: {', '.join(by_name)})")
+    entries = []
+    for heuristic in catalog:
+        section = cfg.get(heuristic.name)
+        if section is None:
+            section = {}
+        if not isinstance(section, Mapping):
+            raise ConfigError(heuristic.name, f"expected a mapping, got {type(section).__name__}")
+        section = dict(section)
+        enabled = section.pop("enabled", True)
+        if not isinstance(enabled, bool):
+            raise ConfigError(f"{heuristic.name}.enabled", f"expected true/false, got {enabled!r}")
+        params = params_from_mapping(heuristic.params_type, section, heuristic.name)
+        entries.append(Entry(heuristic=heuristic, enabled=enabled, params=params))
+    return Registry(entries=tuple(entries))

@@ -1,0 +1,126 @@
+"""Measures shared by heuristics: executors that run tasks, quantiles, ratios, formatting."""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Sequence
+
+from heuristics.appdata import AppData, ExecutorSummary, StageSummary, TaskDistribution
+
+
+def task_executors(app: AppData) -> list[ExecutorSummary]:
+    """Executors that run tasks: the non-driver ones, or the driver alone in local mode."""
+    execs = [e for e in app.executors if not e.is_driver]
+    if execs:
+        return execs
+    return [e for e in app.executors if e.is_driver]
+
+
+def total_task_cores(app: AppData) -> int:
+    """Task slots: summed cores of the executors that run tasks (at least 1)."""
+    return max(1, sum(max(e.total_cores, 0) for e in task_executors(app)))
+
+
+def quantile_value(dist: TaskDistribution, key: str, q: float) -> float | None:
+    """Metric value at quantile q by linear interpolation, or None when the metric is absent."""
+    values = dist.metrics.get(key)
+    qs = dist.quantiles
+    n = len(qs)
+    if not values or not n or len(values) != n:
+        return None
+    if q <= qs[0]:
+        return float(values[0])
+    if q > qs[-1]:
+        return float(values[-1])
+    i = bisect.bisect_left(qs, q)  # qs[i - 1] < q <= qs[i]
+    if q == qs[i]:
+        return float(values[i])
+    span = qs[i] - qs[i - 1]
+    frac = 0.0 if span <= 0 else (q - qs[i - 1]) / span
+    return float(values[i - 1] + frac * (values[i] - values[i - 1]))
+
+
+def approximate_task_values(dist: TaskDistribution, key: str, num_tasks: int) -> list[float]:
+    """Reconstruct num_tasks per-task values (sorted) by sampling the quantile curve."""
+    values = dist.metrics.get(key)
+    qs = dist.quantiles
+    if num_tasks <= 0 or not values or not qs or len(values) != len(qs):
+        return []
+    if num_tasks == 1:
+        single = quantile_value(dist, key, 0.5)
+        return [] if single is None else [single]
+    # One pass over the sorted sample points and the quantile grid together.
+    out: list[float] = []
+    last = len(qs) - 1
+    j = 1
+    step = 1.0 / (num_tasks - 1)
+    for i in range(num_tasks):
+        q = i * step
+        if q <= qs[0]:
+            out.append(float(values[0]))
+            continue
+        while j < last and q > qs[j]:
+            j += 1
+        if q > qs[j]:
+            out.append(float(values[-1]))
+            continue
+        span = qs[j] - qs[j - 1]
+        frac = 0.0 if span <= 0 else (q - qs[j - 1]) / span
+        out.append(float(values[j - 1] + frac * (values[j] - values[j - 1])))
+    return out
+
+
+def stage_duration_ms(stage: StageSummary) -> int | None:
+    """Wall time of a stage from its first task (or submission) to completion."""
+    start = stage.first_task_launched_time_ms or stage.submission_time_ms
+    if start is None or stage.completion_time_ms is None:
+        return None
+    return max(0, stage.completion_time_ms - start)
+
+
+def safe_ratio(numerator: float, denominator: float) -> float:
+    """numerator / denominator, with 0/0 = 0 and x/0 = inf."""
+    if denominator > 0:
+        return numerator / denominator
+    return 0.0 if numerator <= 0 else math.inf
+
+
+def median(values: Sequence[float]) -> float:
+    """Median of a non-empty sequence."""
+    ordered = sorted(values)
+    n = len(ordered)
+    mid = n // 2
+    return float(ordered[mid]) if n % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def fmt_ms(ms: float) -> str:
+    """Human duration: 850 ms, 5.1 s, 3.2 min, 1.5 h."""
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    seconds = ms / 1000
+    if seconds < 60:
+        return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def fmt_bytes(num_bytes: float) -> str:
+    """Human size in binary units: 512 B, 1.5 KiB, 3.0 GiB."""
+    value = float(num_bytes)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} TiB"
+
+
+def fmt_ratio(value: float) -> str:
+    """A ratio as 8.2× (or ∞×)."""
+    return "∞×" if math.isinf(value) else f"{value:.1f}×"
+
+
+def round2(value: float) -> float:
+    """Round for display tables, keeping infinities JSON-safe via _json_scalar."""
+    return value if math.isinf(value) else round(value, 2)
