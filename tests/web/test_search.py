@@ -83,11 +83,14 @@ def test_badges_have_severity_colour_and_title_and_panel_border(client: FlaskCli
     assert 'class="badge sev-severe" title="Stage 2: max task 9.1x the median">stage_skew<' in html
     assert 'class="badge sev-low" title="GC took 8.5% of executor task time">executor_gc<' in html
     assert 'badge sev-none" title="No spill"' not in html
-    assert 'class="panel border-red"' in html
+    assert 'class="panel sev-border-severe"' in html
     ok = client.get("/search?app_id=app-001").get_data(as_text=True)
-    assert 'class="panel border-green"' in ok
+    assert 'class="panel sev-border-none"' in ok
     moderate = client.get("/search?user=carol&sort=start").get_data(as_text=True)
-    assert 'class="panel border-yellow"' in moderate
+    assert 'class="panel sev-border-moderate"' in moderate
+    # Severe and critical borders differ, as their badges do.
+    critical = client.get("/search?app_id=app-xss").get_data(as_text=True)
+    assert 'class="panel sev-border-critical"' in critical
 
 
 def test_paging(fleet: Fleet) -> None:
