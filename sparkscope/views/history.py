@@ -5,17 +5,10 @@ from __future__ import annotations
 from flask import Blueprint, current_app, render_template, request
 
 from sparkscope.charts import RunPoint, history_figure
-from sparkscope.queries import (
-    HISTORY_METRICS,
-    HistoryPoint,
-    app_names,
-    cached,
-    db_key,
-    history,
-    severity_name,
-)
-from sparkscope.views.common import app_link
-from sparkscope.views.filters import fmt_duration_ms, fmt_metric, fmt_time_ms
+from sparkscope.display import fmt_duration_ms, fmt_time_ms, severity_name
+from sparkscope.queries import HISTORY_METRICS, HistoryPoint, app_names, cached, db_key, history
+from sparkscope.views.common import app_link, registry
+from sparkscope.views.filters import fmt_metric
 from sparkscope.views.params import parse_choice, text
 from sparkscope.web import get_session
 
@@ -52,8 +45,10 @@ def history_page() -> str:
     if points:
         m = HISTORY_METRICS[metric]
         figure = history_figure(run_points(points, metric), m.label, m.unit)
+    _reg, config_error = registry()
     return render_template(
         "history/index.html",
+        config_error=config_error,
         name=name or "",
         server=server or "",
         metric=metric,
