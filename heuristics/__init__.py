@@ -66,7 +66,7 @@ BUILTIN_MODULES: tuple[ModuleType, ...] = (
 )
 
 # Bump when a heuristic's logic changes, so cached results keyed by the fingerprint are redone.
-ENGINE_VERSION = 2
+ENGINE_VERSION = 3  # 3: whole failure messages, clearer NONE titles (issue 12)
 
 
 @dataclass(frozen=True)

@@ -62,12 +62,13 @@ class Params:
 def evaluate(app: AppData, params: Params) -> HeuristicResult:
     """Compare the busiest executor with the median executor."""
     execs = [e for e in app.executors if not e.is_driver]
-    if len(execs) < max(2, params.min_executors):
-        return no_data(
-            NAME,
-            f"{len(execs)} executor(s); at least {max(2, params.min_executors)} needed",
-            params,
-        )
+    need = max(2, params.min_executors)
+    if len(execs) < need:
+        # Local mode: the driver is the only JVM running tasks (counted as 1 executor elsewhere).
+        ran = "only the driver ran tasks" if not execs else f"only {len(execs)} executor ran tasks"
+        if len(execs) > 1:
+            ran = f"only {len(execs)} executors ran tasks"
+        return no_data(NAME, f"Nothing to compare: {ran}; at least {need} needed", params)
     metrics = (
         ("task_time_ms", lambda e: e.total_duration_ms, params.min_max_executor_time_ms, fmt_ms),
         ("input_bytes", lambda e: e.total_input_bytes, params.min_max_executor_bytes, fmt_bytes),

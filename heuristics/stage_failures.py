@@ -29,6 +29,7 @@ from heuristics.base import (
     no_data,
     stage_duration_ms,
 )
+from heuristics.failure_text import keep_message
 
 NAME = "stage_failures"
 TITLE = "Stage failures"
@@ -38,8 +39,6 @@ ADVICE = (
     "failures mean lost shuffle output (executors lost or killed), repeated task failures mean "
     "memory problems or a bug."
 )
-
-REASON_CHARS = 300
 
 
 @dataclass(frozen=True)
@@ -67,7 +66,6 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
         weighted += params.recovered_weight if recovered else 1.0
         wall_ms += stage_duration_ms(stage) or 0
         run_ms += stage.executor_run_time_ms
-        reason = (stage.failure_reason or "").strip().splitlines()
         rows.append(
             (
                 stage.stage_id,
@@ -75,7 +73,7 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
                 stage.name,
                 recovered,
                 stage.num_failed_tasks,
-                reason[0][:REASON_CHARS] if reason else None,
+                keep_message(stage.failure_reason),
             )
         )
     severity = params.weighted_failures.severity_of(weighted)

@@ -32,6 +32,7 @@ from heuristics.base import (
     make_result,
     no_data,
 )
+from heuristics.failure_text import keep_message
 
 NAME = "task_failures"
 TITLE = "Task failures"
@@ -118,15 +119,8 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
         if not tasks:
             continue
         first = tasks[0]
-        message = (first.error_message or "").strip().splitlines()
         rows.append(
-            (
-                cause,
-                len(tasks),
-                first.stage_id,
-                first.task_id,
-                message[0][:300] if message else None,
-            )
+            (cause, len(tasks), first.stage_id, first.task_id, keep_message(first.error_message))
         )
     causes = [r[0] for r in rows]
     title = f"{failed_n} of {total_n} task attempts failed ({rate:.1%})"

@@ -150,6 +150,10 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
             f"{slots} task slots",
             params,
         )
+    title = worst[2]
+    if severity_all == Severity.NONE:
+        # Within every threshold: say so rather than print a suggestion that reads like a problem.
+        title = f"Task sizes within limits in the {judged} stage(s) judged ({slots} task slots)"
     kinds = {r[1] for r in rows}
     advice = " ".join(
         a for k, a in (("tiny tasks", ADVICE_TINY), ("few long tasks", ADVICE_LONG)) if k in kinds
@@ -167,4 +171,4 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
             "wall = stage duration − task time ÷ slots"
         ),
     )
-    return make_result(NAME, severity_all, worst[1], worst[2], params, details, advice, impact)
+    return make_result(NAME, severity_all, worst[1], title, params, details, advice, impact)
