@@ -1,8 +1,9 @@
 """Stored rows -> heuristic inputs -> registry -> stored findings.
 
 The web app calls :func:`ensure_analyzed` when it shows an application: findings computed with the
-config now in force are reused; otherwise the application is re-scored and the new findings replace
-the old ones in one transaction. ``sparkscope analyze`` and the fetcher use :func:`analyze_all`.
+config now in force are read back; otherwise the application is scored in memory for the page and
+nothing is written (a GET never writes). ``sparkscope analyze`` and the fetcher use
+:func:`analyze_all`, which store the findings.
 """
 
 from __future__ import annotations
@@ -482,20 +483,31 @@ def score_and_store(
     previous = _previous_digests(session, ids) if reuse else {}
     scored: dict[int, list[dict[str, Any]]] = {}
     for pk, app in data.items():
-        kept: dict[str, dict[str, Any]] = {}
-        before = previous.get(pk)
-        if before and pk in stored:
-            kept = {
-                r["name"]: r
-                for r in _parse_document(stored[pk]) or ()
-                if before.get(r["name"], "-") == digests.get(r["name"])
-            }
-        scored[pk] = [
-            kept.get(entry.name) or registry.run_one(entry, app).to_dict(thresholds=False)
-            for entry in registry.enabled
-        ]
+        scored[pk] = _score(registry, digests, app, stored.get(pk), previous.get(pk))
     core = {pk: core_hours(app) for pk, app in data.items()}
     _store(session, scored, stored, registry.fingerprint, core)
+
+
+def _score(
+    registry: Registry,
+    digests: Mapping[str, str],
+    app: hb.AppData,
+    document: str | None,
+    before: Mapping[str, str] | None,
+) -> list[dict[str, Any]]:
+    """One application's results as stored: a heuristic whose params digest is the same as under
+    the config of the stored ``document`` (``before``) keeps its stored result; the others run."""
+    kept: dict[str, dict[str, Any]] = {}
+    if before and document is not None:
+        kept = {
+            r["name"]: r
+            for r in _parse_document(document) or ()
+            if before.get(r["name"], "-") == digests.get(r["name"])
+        }
+    return [
+        kept.get(entry.name) or registry.run_one(entry, app).to_dict(thresholds=False)
+        for entry in registry.enabled
+    ]
 
 
 def record_config(session: Session, registry: Registry) -> None:
@@ -561,8 +573,11 @@ def stored_results(
         select(Analysis.results).where(Analysis.application_id == application_id)
     )
     parsed = _parse_document(document) if document is not None else []
-    if parsed is None:
-        return None
+    return None if parsed is None else _results(parsed, registry)
+
+
+def _results(parsed: list[dict[str, Any]], registry: Registry) -> list[HeuristicResult] | None:
+    """Results as stored -> HeuristicResults with ``registry``'s thresholds, worst first."""
     results = []
     for data in parsed:
         try:
@@ -580,8 +595,9 @@ def stored_results(
 def ensure_analyzed(
     session: Session, application_id: int, registry: Registry
 ) -> list[HeuristicResult]:
-    """Findings of one application under the config in force, re-scoring (and committing) if
-    stale or if the stored results are unreadable."""
+    """Findings of one application under the config in force, read-only: the stored ones when
+    they are current and readable, otherwise scored in memory and not stored (``sparkscope
+    analyze`` or the next fetch store them)."""
     fingerprint = session.scalar(
         select(Application.analysis_fingerprint).where(Application.id == application_id)
     )
@@ -589,10 +605,23 @@ def ensure_analyzed(
         results = stored_results(session, application_id, registry)
         if results is not None:
             return results
-        log.warning("stored results of application %s unreadable: re-scored", application_id)
-    analyze_apps(session, [application_id], registry, reuse=True)
-    session.commit()
-    return stored_results(session, application_id, registry) or []
+        log.warning("stored results of application %s unreadable: scored again", application_id)
+    return score_in_memory(session, application_id, registry)
+
+
+def score_in_memory(
+    session: Session, application_id: int, registry: Registry
+) -> list[HeuristicResult]:
+    """What :func:`analyze_apps` would store for one application, computed without writing:
+    heuristics whose params are unchanged since its stored results keep them, as there."""
+    data = load_inputs(session, [application_id], store=False).get(application_id)
+    if data is None:
+        return []
+    ids = [application_id]
+    document = _stored_documents(session, ids).get(application_id)
+    before = _previous_digests(session, ids).get(application_id)
+    scored = _score(registry, registry.digests, data, document, before)
+    return _results(scored, registry) or []
 
 
 @dataclass(frozen=True)

@@ -7,19 +7,15 @@ from typing import Any
 from flask import Blueprint, Response, abort, current_app, jsonify, request
 
 from heuristics.base import HeuristicResult
+from sparkscope.catalogs import APP_METRICS, HISTORY_METRICS
 from sparkscope.columns import details_table
 from sparkscope.db import now_ms
 from sparkscope.display import fmt_time_ms, severity_name
-from sparkscope.queries import (
-    APP_METRICS,
-    HISTORY_METRICS,
-    AppDetail,
-    AppRow,
-    history,
-    search_apps,
-)
-from sparkscope.queries import app_detail as load_detail
-from sparkscope.queries import compare_apps as load_comparison
+from sparkscope.queries.compare import compare_apps as load_comparison
+from sparkscope.queries.detail import AppDetail
+from sparkscope.queries.detail import app_detail as load_detail
+from sparkscope.queries.history import history
+from sparkscope.queries.search import AppRow, search_apps
 from sparkscope.views.common import app_link, lookup, prices, redaction_regex, registry
 from sparkscope.views.compare import split_per_run
 from sparkscope.views.params import parse_choice, parse_search, text

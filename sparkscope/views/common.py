@@ -10,7 +10,8 @@ from werkzeug.routing import PathConverter
 
 from heuristics import Registry
 from sparkscope.models import Application
-from sparkscope.queries import AmbiguousAppError, NotFoundError, find_app
+from sparkscope.queries.detail import find_app
+from sparkscope.queries.errors import AmbiguousAppError, NotFoundError
 from sparkscope.web import get_session, heuristics_state, wants_json
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, render_template, request
 
 from sparkscope.display import is_per_run_setting
-from sparkscope.queries import ConfigDiff, compare_apps
+from sparkscope.queries.compare import ConfigDiff, compare_apps
 from sparkscope.views.common import currency, lookup, prices, redaction_regex, registry
 from sparkscope.views.params import text
 from sparkscope.web import get_session

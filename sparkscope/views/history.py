@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app, render_template, request
 
+from sparkscope.catalogs import HISTORY_METRICS
 from sparkscope.charts import RunPoint, history_figure
 from sparkscope.display import fmt_duration_ms, fmt_time_ms, severity_name
-from sparkscope.queries import HISTORY_METRICS, HistoryPoint, app_names, cached, db_key, history
+from sparkscope.queries.cache import cached, db_key
+from sparkscope.queries.history import HistoryPoint, app_names, history
 from sparkscope.views.common import app_link, registry
 from sparkscope.views.filters import fmt_metric
 from sparkscope.views.params import parse_choice, text

@@ -17,6 +17,7 @@ from sparkscope import inputs
 from sparkscope.analysis import (
     HeuristicsState,
     analyze_all,
+    analyze_apps,
     ensure_analyzed,
     load_app_data,
     load_heuristics,
@@ -105,15 +106,18 @@ def test_missing_file_at_start_falls_back_to_defaults(tmp_path: Path) -> None:
     assert len(registry.enabled) == 13
 
 
-def test_findings_are_reused_for_an_unchanged_config_and_redone_for_a_new_one(
+def test_findings_are_reused_for_an_unchanged_config_and_redone_in_memory_for_a_new_one(
     factory, tmp_path
 ) -> None:
     registry = load_heuristics(str(BUNDLED))
     with factory() as session:
         pk = _pk(session, TINY)
+        analyze_apps(session, [pk], registry)
+        session.commit()
         results = ensure_analyzed(session, pk, registry)
         assert results[0].name == "task_granularity" and results[0].severity == 4
         stamp = session.scalar(select(Analysis.analyzed_at_ms).where(Analysis.application_id == pk))
+        document = session.scalar(select(Analysis.results).where(Analysis.application_id == pk))
     time.sleep(0.01)
     with factory() as session:
         again = ensure_analyzed(session, pk, registry)
@@ -129,12 +133,24 @@ def test_findings_are_reused_for_an_unchanged_config_and_redone_for_a_new_one(
         redone = ensure_analyzed(session, pk, other)
         by_name = {r.name: r for r in redone}
         assert by_name["task_granularity"].severity == 0
+        # Scored in memory only: the stored results stay those of the first config.
         app = session.get(Application, pk)
+        assert app is not None and app.analysis_fingerprint == registry.fingerprint
         assert (
-            app is not None
-            and app.analysis_fingerprint == other.fingerprint
-            and app.worst_severity == max(int(r.severity) for r in redone)
+            session.scalar(select(Analysis.results).where(Analysis.application_id == pk))
+            == document
+            and not session.dirty
+            and not session.new
         )
+        # `analyze` stores exactly what the page showed.
+        analyze_apps(session, [pk], other)
+        session.commit()
+        session.refresh(app)
+        assert app.analysis_fingerprint == other.fingerprint and app.worst_severity == max(
+            int(r.severity) for r in redone
+        )
+        stored = ensure_analyzed(session, pk, other)
+        assert [r.to_dict() for r in stored] == [r.to_dict() for r in redone]
 
 
 def test_analyze_command_rescoring(loaded_url: str, monkeypatch) -> None:
@@ -415,10 +431,12 @@ def test_the_same_analysis_on_sqlite(fresh_sqlite_url: str, factory, monkeypatch
 
 
 @pytest.mark.parametrize("garbage", ['{"not": "a list"', '[{"severity": 3}]', "[1, 2]"])
-def test_an_unreadable_results_document_is_rescored_not_a_crash(factory, garbage: str) -> None:
+def test_an_unreadable_results_document_is_scored_again_not_a_crash(factory, garbage: str) -> None:
     registry = load_heuristics(str(BUNDLED))
     with factory() as session:
         pk = _pk(session, TINY)
+        analyze_apps(session, [pk], registry)
+        session.commit()
         expected = [r.to_dict() for r in ensure_analyzed(session, pk, registry)]
         session.execute(
             update(Analysis).where(Analysis.application_id == pk).values(results=garbage)
@@ -426,6 +444,8 @@ def test_an_unreadable_results_document_is_rescored_not_a_crash(factory, garbage
         session.commit()
         again = ensure_analyzed(session, pk, registry)
         assert [r.to_dict() for r in again] == expected
-        assert (
-            session.scalar(select(Analysis.results).where(Analysis.application_id == pk)) != garbage
-        )
+        document = select(Analysis.results).where(Analysis.application_id == pk)
+        assert session.scalar(document) == garbage  # a page read does not repair it
+        analyze_apps(session, [pk], registry)
+        session.commit()
+        assert session.scalar(document) != garbage  # `analyze` does
