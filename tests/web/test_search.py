@@ -76,6 +76,15 @@ def test_sorting(client: FlaskClient) -> None:
     assert longest[0] == "app-002"
     worst = ids(client.get("/search?sort=severity").get_data(as_text=True))
     assert worst[0] == "app-xss"
+    # Tied severities come newest first (app-002 started 2 h ago, app-att's first attempt 9 h ago),
+    # and in the reverse order when ascending.
+    assert worst[1:3] == ["app-002", "app-att"]
+
+    def api_ids(query: str) -> list[str]:
+        return [a["app_id"] for a in client.get(f"/api/apps?{query}").get_json()["apps"]]
+
+    assert api_ids("severity=severe&sort=severity") == ["app-xss", "app-002", "app-att"]
+    assert api_ids("severity=severe&sort=severity&order=asc") == ["app-att", "app-002", "app-xss"]
 
 
 def test_badges_have_severity_colour_and_title_and_panel_border(client: FlaskClient) -> None:
