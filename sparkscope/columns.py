@@ -97,6 +97,29 @@ HEURISTIC_COLUMNS: dict[str, dict[str, Column]] = {
     "data_skew_groups": {"ratio": Column("Heavy / light", "times")},
 }
 
+#: Unit of each built-in heuristic's value (the number its severity is judged on).
+VALUE_UNITS: dict[str, str] = {
+    "stage_skew": "times",
+    "data_skew_groups": "times",
+    "disk_spill": "times",
+    "executor_gc": "fraction",
+    "driver_gc": "fraction",
+    "job_failures": "fraction",
+    "task_failures": "fraction",
+    "stage_failures": "number",
+    "executor_load_imbalance": "times",
+    "executor_memory": "fraction",
+    "task_granularity": "ms",
+    "shuffle_fetch_wait": "fraction",
+    "config": "count",
+}
+
+
+def finding_value(heuristic: str, value: object) -> str:
+    """A finding's value in its heuristic's unit (as a plain number when undeclared)."""
+    return fmt_unit(value, VALUE_UNITS.get(heuristic, "auto"))
+
+
 _SUFFIX_UNITS = (
     ("_ms", "ms"),
     ("_ns", "ns"),

@@ -133,10 +133,15 @@ def fmt_bytes(value: float | None) -> str:
 
 
 def fmt_hours(value: float | None) -> str:
-    """Core- or GB-hours: two decimals, three below 1 so small applications do not read 0.00."""
+    """Core- or GB-hours: two decimals from 1 up, three significant digits below (0.0042), so a
+    small application never reads 0.00; "< 0.001" below that."""
     if value is None or _bad(value):
         return MISSING
-    return f"{value:,.3f}" if abs(value) < 1 else f"{value:,.2f}"
+    if abs(value) >= 1:
+        return f"{value:,.2f}"
+    if value != 0 and abs(value) < 0.001:
+        return "< 0.001" if value > 0 else "> -0.001"
+    return "0" if value == 0 else f"{value:.3g}"
 
 
 def fmt_money(value: float | None, currency: str = "") -> str:

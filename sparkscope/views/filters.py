@@ -9,7 +9,7 @@ from typing import Any, Protocol
 from flask import Flask
 from markupsafe import Markup, escape
 
-from sparkscope.columns import details_table
+from sparkscope.columns import details_table, finding_value
 from sparkscope.display import (
     SEVERITIES,
     UNKNOWN,
@@ -129,6 +129,7 @@ def register_filters(app: Flask) -> None:
         severity=severity_name,
         sev=severity_style,
         details_table=details_table,
+        finding_value=finding_value,
         stage_duration=stage_duration_ms,
         change_class=change_class,
         doc=render_doc,

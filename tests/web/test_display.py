@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from heuristics.base import Details, Severity, fmt_ms
-from sparkscope.columns import column, details_table, root_cause
+from sparkscope.columns import column, details_table, finding_value, root_cause
 from sparkscope.display import (
     SEVERITIES,
     axis_scale,
@@ -73,7 +73,8 @@ def test_other_units() -> None:
     assert fmt_time_ms(0) == "1970-01-01T00:00:00Z"
     assert fmt_time_ms(1_795_971_819_513) == "2026-11-29T17:03:39Z"
     assert fmt_pct_change(12.345) == "+12.3%" and fmt_pct_change(None) == "–"
-    assert fmt_hours(0.01234) == "0.012" and fmt_hours(1234.5) == "1,234.50"
+    assert fmt_hours(0.01234) == "0.0123" and fmt_hours(1234.5) == "1,234.50"
+    assert fmt_hours(0.0002) == "< 0.001" and fmt_hours(0) == "0" and fmt_hours(0.444) == "0.444"
     assert fmt_money(12.5, "EUR") == "12.50 EUR"
     assert fmt_times(8.23) == "8.2×" and fmt_times(float("inf")) == "∞×"
     assert fmt_fraction(0.085) == "8.5%"
@@ -175,6 +176,13 @@ def test_message_cells_keep_the_whole_text() -> None:
     assert table is not None
     cell = table.rows[0][1]
     assert cell.text.startswith("ValueError") and cell.full == PY_ERROR
+
+
+def test_finding_values_in_their_unit() -> None:
+    assert finding_value("task_failures", 0.05) == "5.0%"
+    assert finding_value("stage_skew", 9.1) == "9.1×"
+    assert finding_value("task_granularity", 68.0) == "68 ms"
+    assert finding_value("unknown_heuristic", 0.25) == "0.25"
 
 
 def test_compare_helpers() -> None:
