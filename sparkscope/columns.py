@@ -137,8 +137,12 @@ def column(heuristic: str, key: str) -> Column:
     shared = COLUMNS.get(key)
     if shared is not None:
         return shared
-    unit = next((u for suffix, u in _SUFFIX_UNITS if key.endswith(suffix)), "auto")
-    return Column(key.replace("_", " ").strip().capitalize(), unit)
+    return Column(key.replace("_", " ").strip().capitalize(), param_unit(key))
+
+
+def param_unit(key: str) -> str:
+    """Unit of a heuristic parameter, from its name's suffix (``min_stage_duration_ms`` -> ms)."""
+    return next((u for suffix, u in _SUFFIX_UNITS if key.endswith(suffix)), "auto")
 
 
 def metric_unit(metric: object) -> str:

@@ -9,7 +9,7 @@ from typing import Any, Protocol
 from flask import Flask
 from markupsafe import Markup, escape
 
-from sparkscope.columns import details_table, finding_value
+from sparkscope.columns import details_table, finding_value, param_unit
 from sparkscope.display import (
     SEVERITIES,
     UNKNOWN,
@@ -130,6 +130,7 @@ def register_filters(app: Flask) -> None:
         sev=severity_style,
         details_table=details_table,
         finding_value=finding_value,
+        param_unit=param_unit,
         stage_duration=stage_duration_ms,
         change_class=change_class,
         doc=render_doc,

@@ -271,6 +271,11 @@ def test_config_error_is_shown_on_every_page_and_in_the_api(url: str, tmp_path: 
     app.extensions["sparkscope.engine"].dispose()
 
 
+def test_help_page_writes_times_and_sizes_as_the_pages_do(client: FlaskClient) -> None:
+    page = client.get("/help/stage_skew").get_data(as_text=True)
+    assert '300,000 <span class="muted">(5.0 min)</span>' in page  # min_stage_duration_ms
+
+
 def test_help_index_has_one_line_descriptions(client: FlaskClient) -> None:
     page = client.get("/help").get_data(as_text=True)
     table = page[page.index('id="heuristics"') :]
