@@ -176,4 +176,8 @@ def evaluate(app: AppData, params: Params) -> HeuristicResult:
             "group tasks × (heavy − light mean), the extra work an even split would avoid"
         ),
     )
-    return make_result(NAME, severity_all, worst[0], worst[1], params, details, ADVICE, impact)
+    title = worst[1]
+    if severity_all == Severity.NONE:
+        # Below every threshold (or too few tasks to matter): say so before the measurement.
+        title = f"No group skew of concern; largest: {title[0].lower()}{title[1:]}"
+    return make_result(NAME, severity_all, worst[0], title, params, details, ADVICE, impact)
