@@ -43,7 +43,7 @@ from heuristics.base import (
 NAME = "data_skew_groups"
 TITLE = "Data skew (two groups)"
 #: Bump when what this heuristic computes changes: only its stored results are redone.
-VERSION = 1
+VERSION = 2  # 2: whole failure messages, clearer NONE titles and local-mode wording (issue 12)
 INPUTS = frozenset({"stages"})
 
 ADVICE = (
@@ -188,10 +188,14 @@ def evaluate(app: AppData, params: Params) -> Outcome:
             "group tasks × (heavy − light mean), the extra work an even split would avoid"
         ),
     )
+    title = worst[1]
+    if severity_all == Severity.NONE:
+        # Below every threshold (or too few tasks to matter): say so before the measurement.
+        title = f"No group skew of concern; largest: {title[0].lower()}{title[1:]}"
     return make_result(
         severity=severity_all,
         value=worst[0],
-        title=worst[1],
+        title=title,
         details=details,
         advice=ADVICE,
         impact=impact,

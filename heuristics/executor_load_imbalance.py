@@ -40,7 +40,7 @@ from heuristics.base import (
 NAME = "executor_load_imbalance"
 TITLE = "Executor load imbalance"
 #: Bump when what this heuristic computes changes: only its stored results are redone.
-VERSION = 1
+VERSION = 2  # 2: whole failure messages, clearer NONE titles and local-mode wording (issue 12)
 INPUTS = frozenset({"executors"})
 
 ADVICE = (
@@ -74,10 +74,13 @@ class Params:
 def evaluate(app: AppData, params: Params) -> Outcome:
     """Compare the busiest executor with the median executor."""
     execs = [e for e in app.executors if not e.is_driver]
-    if len(execs) < max(2, params.min_executors):
-        return no_data(
-            f"{len(execs)} executor(s); at least {max(2, params.min_executors)} needed",
-        )
+    need = max(2, params.min_executors)
+    if len(execs) < need:
+        # Local mode: the driver is the only JVM running tasks (counted as 1 executor elsewhere).
+        ran = "only the driver ran tasks" if not execs else f"only {len(execs)} executor ran tasks"
+        if len(execs) > 1:
+            ran = f"only {len(execs)} executors ran tasks"
+        return no_data(f"Nothing to compare: {ran}; at least {need} needed")
     metrics = (
         ("task_time_ms", lambda e: e.total_duration_ms, params.min_max_executor_time_ms, fmt_ms),
         ("input_bytes", lambda e: e.total_input_bytes, params.min_max_executor_bytes, fmt_bytes),

@@ -30,11 +30,12 @@ from heuristics.base import (
     param,
     stage_duration_ms,
 )
+from heuristics.failure_text import keep_message
 
 NAME = "stage_failures"
 TITLE = "Stage failures"
 #: Bump when what this heuristic computes changes: only its stored results are redone.
-VERSION = 1
+VERSION = 2  # 2: whole failure messages, clearer NONE titles and local-mode wording (issue 12)
 INPUTS = frozenset({"stages"})
 
 ADVICE = (
@@ -42,8 +43,6 @@ ADVICE = (
     "failures mean lost shuffle output (executors lost or killed), repeated task failures mean "
     "memory problems or a bug."
 )
-
-REASON_CHARS = 300
 
 
 @dataclass(frozen=True)
@@ -75,7 +74,6 @@ def evaluate(app: AppData, params: Params) -> Outcome:
         weighted += params.recovered_weight if recovered else 1.0
         wall_ms += stage_duration_ms(stage) or 0
         run_ms += stage.executor_run_time_ms
-        reason = (stage.failure_reason or "").strip().splitlines()
         rows.append(
             (
                 stage.stage_id,
@@ -83,7 +81,7 @@ def evaluate(app: AppData, params: Params) -> Outcome:
                 stage.name,
                 recovered,
                 stage.num_failed_tasks,
-                reason[0][:REASON_CHARS] if reason else None,
+                keep_message(stage.failure_reason),
             )
         )
     severity = params.weighted_failures.severity_of(weighted)

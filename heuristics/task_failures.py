@@ -33,11 +33,12 @@ from heuristics.base import (
     no_data,
     param,
 )
+from heuristics.failure_text import keep_message
 
 NAME = "task_failures"
 TITLE = "Task failures"
 #: Bump when what this heuristic computes changes: only its stored results are redone.
-VERSION = 1
+VERSION = 2  # 2: whole failure messages, clearer NONE titles and local-mode wording (issue 12)
 INPUTS = frozenset({"stages", "tasks"})
 
 OOM = "out of memory"
@@ -124,15 +125,8 @@ def evaluate(app: AppData, params: Params) -> Outcome:
         if not tasks:
             continue
         first = tasks[0]
-        message = (first.error_message or "").strip().splitlines()
         rows.append(
-            (
-                cause,
-                len(tasks),
-                first.stage_id,
-                first.task_id,
-                message[0][:300] if message else None,
-            )
+            (cause, len(tasks), first.stage_id, first.task_id, keep_message(first.error_message))
         )
     causes = [r[0] for r in rows]
     title = f"{failed_n} of {total_n} task attempts failed ({rate:.1%})"

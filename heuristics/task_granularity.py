@@ -44,7 +44,7 @@ from heuristics.base import (
 NAME = "task_granularity"
 TITLE = "Task granularity"
 #: Bump when what this heuristic computes changes: only its stored results are redone.
-VERSION = 1
+VERSION = 2  # 2: whole failure messages, clearer NONE titles and local-mode wording (issue 12)
 INPUTS = frozenset({"executors", "stages"})
 
 ADVICE_TINY = (
@@ -156,6 +156,10 @@ def evaluate(app: AppData, params: Params) -> Outcome:
             f"No stage with ≥ {params.min_tasks_for_tiny} tasks or at most as many tasks as "
             f"{slots} task slots",
         )
+    title = worst[2]
+    if severity_all == Severity.NONE:
+        # Within every threshold: say so rather than print a suggestion that reads like a problem.
+        title = f"Task sizes within limits in the {judged} stage(s) judged ({slots} task slots)"
     kinds = {r[1] for r in rows}
     advice = " ".join(
         a for k, a in (("tiny tasks", ADVICE_TINY), ("few long tasks", ADVICE_LONG)) if k in kinds
@@ -176,7 +180,7 @@ def evaluate(app: AppData, params: Params) -> Outcome:
     return make_result(
         severity=severity_all,
         value=worst[1],
-        title=worst[2],
+        title=title,
         details=details,
         advice=advice,
         impact=impact,

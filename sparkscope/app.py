@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from flask import Flask, g, jsonify, render_template, request
+from flask import Flask, g, jsonify, make_response, render_template, request
 from werkzeug.exceptions import HTTPException
 
 from sparkscope.analysis import HeuristicsState
@@ -76,10 +76,17 @@ def _register_hooks(app: Flask) -> None:
     def http_error(exc: HTTPException):  # type: ignore[no-untyped-def]
         code = exc.code or 500
         if wants_json():
-            return jsonify(error=exc.name, message=exc.description, status=code), code
-        return render_template(
-            "error.html", code=code, title=exc.name, message=exc.description
-        ), code
+            response = jsonify(error=exc.name, message=exc.description, status=code)
+        else:
+            response = make_response(
+                render_template("error.html", code=code, title=exc.name, message=exc.description)
+            )
+        response.status_code = code
+        # Headers the error carries (405's Allow, 401's WWW-Authenticate), not its content type.
+        for key, value in exc.get_headers():
+            if key.lower() != "content-type":
+                response.headers[key] = value
+        return response
 
     @app.errorhandler(Exception)
     def unexpected_error(exc: Exception):  # type: ignore[no-untyped-def]

@@ -1,5 +1,5 @@
 """Display catalogs shared by the pages and the API: severity names, metrics and their units,
-the key settings, the compared resource figures, the sort keys, and the UTC timestamp format.
+the key settings, the compared resource figures and the sort keys.
 
 Nothing here touches the database; views import it for names and labels without pulling in the
 data-access code (`sparkscope.queries`).
@@ -7,26 +7,11 @@ data-access code (`sparkscope.queries`).
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass
 
-from heuristics.base import Severity
-
-SEVERITY_NAMES: tuple[str, ...] = tuple(s.name.lower() for s in Severity)
-
-
-def severity_name(level: int | None) -> str:
-    """Lower-case name of a severity level; 'unknown' before the application is analysed."""
-    if level is None or not 0 <= level < len(SEVERITY_NAMES):
-        return "unknown"
-    return SEVERITY_NAMES[level]
-
-
-def utc_iso(ms: int) -> str:
-    """Epoch ms -> '2026-01-02T03:04:05Z' (UTC, seconds precision)."""
-    stamp = dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC)
-    return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
-
+# Severity names come from the one presentation vocabulary (sparkscope.display), re-exported here.
+from sparkscope.display import SEVERITY_NAMES as SEVERITY_NAMES
+from sparkscope.display import severity_name as severity_name
 
 #: Orders of the search page and /api/apps, by the value of their `sort` parameter.
 SORT_KEYS: tuple[str, ...] = ("start", "end", "duration", "severity")

@@ -7,22 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-SEVERITY_COLORS = {
-    "none": "#2e7d32",
-    "low": "#7cb342",
-    "moderate": "#f9a825",
-    "severe": "#ef6c00",
-    "critical": "#c62828",
-    "unknown": "#90a4ae",
-}
+from sparkscope.display import SEVERITIES, UNKNOWN, axis_scale
 
-# Plot in a unit people read at a glance; the hover text carries the exact formatted value.
-_SCALE = {
-    "ms": (60_000.0, "minutes"),
-    "bytes": (1024.0**3, "GiB"),
-    "hours": (1.0, "core-hours"),
-    "count": (1.0, ""),
-}
+#: Marker colour per severity name, from the one presentation vocabulary.
+SEVERITY_COLORS: dict[str, str] = {s.name: s.color for s in (*SEVERITIES, UNKNOWN)}
 
 
 @dataclass(frozen=True)
@@ -51,7 +39,7 @@ def history_figure(points: Sequence[RunPoint], metric_label: str, unit: str) -> 
     Built as Plotly's figure JSON directly: plotly.graph_objects validates every property and
     costs ~100 ms for a thousand points, more than the rest of the page.
     """
-    scale, unit_label = _SCALE.get(unit, (1.0, ""))
+    scale, unit_label = axis_scale(unit, [p.value for p in points if p.value is not None])
 
     def ys(chosen: Sequence[RunPoint]) -> list[float | None]:
         return [None if p.value is None else p.value / scale for p in chosen]

@@ -233,18 +233,15 @@ def cost(
     """
     if core_hour_price is None and gb_hour_price is None:
         return None
-    core_price = core_hour_price or 0.0
     gb_price = gb_hour_price or 0.0
-    allocated_core = resources.allocated_core_hours * core_price
-    allocated_memory = resources.allocated_gb_hours * gb_price
-    wasted_core = resources.wasted_core_hours * core_price
+    allocated_core = price_of(resources.allocated_core_hours, core_hour_price) or 0.0
+    allocated_memory = price_of(resources.allocated_gb_hours, gb_hour_price) or 0.0
+    wasted_core = price_of(resources.wasted_core_hours, core_hour_price) or 0.0
     wasted_memory: float | None
     if gb_price == 0:
         wasted_memory = 0.0
-    elif resources.wasted_gb_hours is None:
-        wasted_memory = None
     else:
-        wasted_memory = resources.wasted_gb_hours * gb_price
+        wasted_memory = price_of(resources.wasted_gb_hours, gb_price)
     return {
         "core_hour_price": core_hour_price,
         "gb_hour_price": gb_hour_price,
@@ -255,6 +252,13 @@ def cost(
         "wasted_memory_cost": wasted_memory,
         "wasted_cost": None if wasted_memory is None else wasted_core + wasted_memory,
     }
+
+
+def price_of(hours: float | None, price: float | None) -> float | None:
+    """Money for ``hours`` of a resource at ``price`` per hour; None when either is unknown."""
+    if hours is None or price is None:
+        return None
+    return hours * price
 
 
 def _app_window(app: AppData) -> tuple[int, int]:

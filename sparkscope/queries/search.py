@@ -202,13 +202,18 @@ def search_apps(session: Session, filters: SearchFilters, per_page: int = PAGE_S
     """One page of applications matching ``filters``, with their badges and the total count."""
     conds = _search_conditions(filters)
     sort_col = SORT_COLUMNS[filters.sort]
-    order = sort_col.desc() if filters.descending else sort_col.asc()
-    tie = Application.id.desc() if filters.descending else Application.id.asc()
+    # Ties in a defined order: by start time in the same direction (worst and newest first,
+    # as the (worst_severity, start_time_ms) index reads), then by row id.
+    keys = [sort_col]
+    if sort_col is not Application.start_time_ms:
+        keys.append(Application.start_time_ms)
+    keys.append(Application.id)
+    order = [k.desc() if filters.descending else k.asc() for k in keys]
     query = (
         select(*ROW_COLUMNS)
         .join(HistoryServer, HistoryServer.id == Application.server_id)
         .where(*conds)
-        .order_by(order, tie)
+        .order_by(*order)
         .limit(per_page)
         .offset((filters.page - 1) * per_page)
     )

@@ -7,14 +7,17 @@ from typing import Any
 from flask import Blueprint, Response, abort, current_app, jsonify, request
 
 from heuristics.base import HeuristicResult
-from sparkscope.catalogs import APP_METRICS, HISTORY_METRICS, severity_name, utc_iso
+from sparkscope.catalogs import APP_METRICS, HISTORY_METRICS
+from sparkscope.columns import details_table
 from sparkscope.db import now_ms
+from sparkscope.display import fmt_time_ms, severity_name
 from sparkscope.queries.compare import compare_apps as load_comparison
 from sparkscope.queries.detail import AppDetail
 from sparkscope.queries.detail import app_detail as load_detail
 from sparkscope.queries.history import history
 from sparkscope.queries.search import AppRow, search_apps
 from sparkscope.views.common import app_link, lookup, prices, redaction_regex, registry
+from sparkscope.views.compare import split_per_run
 from sparkscope.views.params import parse_choice, parse_search, text
 from sparkscope.web import get_session
 
@@ -22,7 +25,7 @@ bp = Blueprint("api", __name__, url_prefix="/api")
 
 
 def _time(ms: int | None) -> str | None:
-    return None if ms is None else utc_iso(ms)
+    return None if ms is None else fmt_time_ms(ms)
 
 
 def row_json(r: AppRow) -> dict[str, Any]:
@@ -58,10 +61,19 @@ def finding_json(f: HeuristicResult) -> dict[str, Any]:
         "title": f.title,
         "value": data["value"],
         "details": data["details"],
+        "details_display": _details_display(f),
         "advice": f.advice,
         "thresholds": data["thresholds"],
         "impact": data["impact"],
     }
+
+
+def _details_display(f: HeuristicResult) -> dict[str, Any] | None:
+    # The details as the page shows them: labels, values in their units, root-cause lines.
+    table = details_table(f.name, f.details)
+    if table is None:
+        return None
+    return {"columns": list(table.headers), "rows": [[c.text for c in row] for row in table.rows]}
 
 
 def detail_json(d: AppDetail) -> dict[str, Any]:
@@ -96,7 +108,7 @@ def detail_json(d: AppDetail) -> dict[str, Any]:
 @bp.route("/apps")
 def apps() -> Response:
     """Search with the same parameters as /search; returns total and one page of apps."""
-    reg, _error = registry()
+    reg, error = registry()
     filters = parse_search(request.args, now_ms(), tuple(e.name for e in reg.entries))
     per_page = current_app.config.get("PAGE_SIZE", 50)
     page = search_apps(get_session(), filters, per_page)
@@ -107,10 +119,11 @@ def apps() -> Response:
         per_page=page.per_page,
         pages=page.pages,
         apps=[row_json(r) for r in page.rows],
+        heuristics_config_error=error,
     )
 
 
-@bp.route("/apps/<path:app_id>")
+@bp.route("/apps/<app_id:app_id>", merge_slashes=False)
 def app(app_id: str) -> Response:
     """One application (use ?server= when the id exists on several servers)."""
     found = lookup(app_id, text(request.args, "server", 200), text(request.args, "attempt", 64))
@@ -136,6 +149,7 @@ def compare() -> Response:
     right = lookup(right_id, text(request.args, "right_server", 200), None, "right_server")
     reg, _error = registry()
     c = load_comparison(get_session(), left, right, reg, redaction_regex(), prices())
+    config, per_run = split_per_run(c.config)
     return jsonify(
         left=detail_json(c.left),
         right=detail_json(c.right),
@@ -151,9 +165,10 @@ def compare() -> Response:
         ],
         config=[
             {"key": d.key, "left": d.left, "right": d.right, "status": d.status}
-            for d in c.config
+            for d in config
             if d.status != "same"
         ],
+        config_per_run=[d.key for d in per_run],
         resources=[
             {"figure": key, "left": lv, "right": rv} for key, _label, _unit, lv, rv in c.resources
         ],

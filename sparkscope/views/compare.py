@@ -4,12 +4,21 @@ from __future__ import annotations
 
 from flask import Blueprint, render_template, request
 
-from sparkscope.queries.compare import compare_apps
+from sparkscope.display import is_per_run_setting
+from sparkscope.queries.compare import ConfigDiff, compare_apps
 from sparkscope.views.common import currency, lookup, prices, redaction_regex, registry
 from sparkscope.views.params import text
 from sparkscope.web import get_session
 
 bp = Blueprint("compare", __name__)
+
+
+def split_per_run(config: list[ConfigDiff]) -> tuple[list[ConfigDiff], list[ConfigDiff]]:
+    """The configuration rows worth reading, and the per-run settings (ids, times, ports) that
+    differ on every run and are hidden."""
+    kept = [d for d in config if not is_per_run_setting(d.key)]
+    hidden = [d for d in config if is_per_run_setting(d.key) and d.status != "same"]
+    return kept, hidden
 
 
 @bp.route("/compare")
@@ -19,13 +28,16 @@ def compare() -> str:
     right_id = text(request.args, "right", 255)
     reg, config_error = registry()
     comparison = None
+    per_run: list[ConfigDiff] = []
     if left_id and right_id:
         left = lookup(left_id, text(request.args, "left_server", 200), None, "left_server")
         right = lookup(right_id, text(request.args, "right_server", 200), None, "right_server")
         comparison = compare_apps(get_session(), left, right, reg, redaction_regex(), prices())
+        comparison.config, per_run = split_per_run(comparison.config)
     return render_template(
         "compare/index.html",
         c=comparison,
+        per_run=per_run,
         left_id=left_id or "",
         right_id=right_id or "",
         config_error=config_error,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, render_template, request
+from flask import Blueprint, abort, render_template, request
 
 from sparkscope.queries.detail import app_detail, app_metrics
 from sparkscope.views.common import currency, lookup, prices, redaction_regex, registry
@@ -15,9 +15,15 @@ bp = Blueprint("detail", __name__)
 STAGE_LIMIT = 200
 
 
-@bp.route("/apps/<path:app_id>")
-def app_page(app_id: str) -> str:
+@bp.route("/apps/", defaults={"app_id": None})
+@bp.route("/apps/<app_id:app_id>", merge_slashes=False)
+def app_page(app_id: str | None) -> str:
     """One application, analysed with the heuristics config in force."""
+    if app_id is None:
+        # /apps/?app_id=..: ids a browser would resolve away as a path segment.
+        app_id = text(request.args, "app_id", 255)
+        if app_id is None:
+            abort(404, description="no application id given")
     server = text(request.args, "server", 200)
     attempt = text(request.args, "attempt", 64)
     all_stages = parse_choice(request.args, "stages", ("longest", "all"), "longest") == "all"

@@ -1,84 +1,51 @@
-"""Jinja filters: bytes, durations, UTC times, severities, numbers, and safe help text."""
+"""Jinja filters and globals: the formatters of sparkscope.display, severity styles, finding
+details tables, and safe help text."""
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Protocol
 
 from flask import Flask
 from markupsafe import Markup, escape
 
-from heuristics.base import fmt_bytes as heuristic_fmt_bytes
-from sparkscope.catalogs import Metric, severity_name, utc_iso
+from sparkscope.columns import details_table, finding_value, param_unit
+from sparkscope.display import (
+    SEVERITIES,
+    UNKNOWN,
+    change_class,
+    fmt_bool,
+    fmt_bytes,
+    fmt_count,
+    fmt_duration_ms,
+    fmt_fraction,
+    fmt_hours,
+    fmt_money,
+    fmt_number,
+    fmt_pct_change,
+    fmt_seconds,
+    fmt_time_ms,
+    fmt_times,
+    fmt_unit,
+    fmt_value,
+    severity_css,
+    severity_name,
+    severity_style,
+    stage_duration_ms,
+)
+from sparkscope.resources import price_of
+
+__all__ = ["fmt_bytes", "fmt_duration_ms", "fmt_metric", "fmt_time_ms", "register_filters"]
 
 
-def fmt_bytes(value: float | None) -> str:
-    """1536 -> '1.5 KiB' (binary units, as the findings' titles write them)."""
-    return "–" if value is None else heuristic_fmt_bytes(value)
+class _HasUnit(Protocol):
+    @property
+    def unit(self) -> str: ...
 
 
-def fmt_duration_ms(value: float | None) -> str:
-    """3723000 -> '1h 02m 03s'; under a minute keeps tenths ('4.2s')."""
-    if value is None:
-        return "–"
-    ms = float(value)
-    sign = "-" if ms < 0 else ""
-    ms = abs(ms)
-    if ms < 60_000:
-        return f"{sign}{ms / 1000:.1f}s" if ms >= 1000 or ms == 0 else f"{sign}{ms:.0f}ms"
-    total_s = int(round(ms / 1000))
-    hours, rest = divmod(total_s, 3600)
-    minutes, seconds = divmod(rest, 60)
-    if hours:
-        return f"{sign}{hours}h {minutes:02d}m {seconds:02d}s"
-    return f"{sign}{minutes}m {seconds:02d}s"
-
-
-def fmt_time_ms(value: int | None) -> str:
-    """Epoch ms -> '2026-01-02T03:04:05Z' (UTC, seconds precision)."""
-    return "–" if value is None else utc_iso(value)
-
-
-def fmt_number(value: float | None, digits: int = 2) -> str:
-    """Thousands separators for ints; fixed decimals for floats."""
-    if value is None:
-        return "–"
-    if isinstance(value, bool):
-        return str(value)
-    if isinstance(value, int):
-        return f"{value:,}"
-    return f"{value:,.{digits}f}"
-
-
-def fmt_metric(value: Any, metric: Metric) -> str:
+def fmt_metric(value: Any, metric: _HasUnit) -> str:
     """A metric value in its unit."""
-    if value is None:
-        return "–"
-    if metric.unit == "ms":
-        return fmt_duration_ms(value)
-    if metric.unit == "ns":
-        return fmt_duration_ms(value / 1e6)
-    if metric.unit == "bytes":
-        return fmt_bytes(value)
-    return fmt_number(value)
-
-
-def fmt_pct(value: float | None) -> str:
-    """+12.5% / -3.0%."""
-    if value is None:
-        return "–"
-    return f"{value:+.1f}%"
-
-
-def fmt_value(value: Any) -> str:
-    """A details-table cell: floats rounded, the rest as text."""
-    if value is None:
-        return "–"
-    if isinstance(value, float):
-        return f"{value:,.3g}" if abs(value) < 1000 else f"{value:,.0f}"
-    if isinstance(value, int) and not isinstance(value, bool):
-        return f"{value:,}"
-    return str(value)
+    return fmt_unit(value, metric.unit)
 
 
 def merge_args(args: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
@@ -145,13 +112,33 @@ def register_filters(app: Flask) -> None:
     app.jinja_env.filters.update(
         bytes=fmt_bytes,
         duration=fmt_duration_ms,
+        seconds=fmt_seconds,
+        hours=fmt_hours,
+        money=fmt_money,
+        price_of=price_of,
+        fraction=fmt_fraction,
+        times=fmt_times,
+        count=fmt_count,
+        yesno=fmt_bool,
         utc=fmt_time_ms,
         num=fmt_number,
         metric=fmt_metric,
-        pct=fmt_pct,
+        unit=fmt_unit,
+        pct=fmt_pct_change,
         cell=fmt_value,
         severity=severity_name,
+        sev=severity_style,
+        details_table=details_table,
+        finding_value=finding_value,
+        param_unit=param_unit,
+        stage_duration=stage_duration_ms,
+        change_class=change_class,
         doc=render_doc,
         merge_args=merge_args,
     )
-    app.jinja_env.globals["zip"] = zip
+    app.jinja_env.globals.update(
+        zip=zip,
+        SEVERITIES=SEVERITIES,
+        SEVERITY_CSS=Markup(severity_css()),
+        UNKNOWN_SEVERITY=UNKNOWN,
+    )

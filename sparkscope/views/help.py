@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, abort, render_template
 
+from sparkscope.display import one_line
 from sparkscope.views.common import registry
 
 bp = Blueprint("help", __name__)
@@ -14,7 +15,11 @@ bp = Blueprint("help", __name__)
 def index() -> str:
     """Every heuristic with its one-line title."""
     reg, config_error = registry()
-    return render_template("help/index.html", items=reg.describe(), config_error=config_error)
+    items = [
+        {**item, "summary": one_line(str(item["doc"]), str(item["title"]))}
+        for item in reg.describe()
+    ]
+    return render_template("help/index.html", items=items, config_error=config_error)
 
 
 @bp.route("/help/<heuristic>")

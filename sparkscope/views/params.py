@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Mapping
 
 from werkzeug.exceptions import BadRequest
 
-from sparkscope.catalogs import SEVERITY_NAMES, SORT_KEYS
+from sparkscope.catalogs import SORT_KEYS
+from sparkscope.display import SEVERITY_NAMES, severity_level
 from sparkscope.queries.search import SearchFilters
+
+# ASCII digits only: str.isdigit() and int() also take '²', '①' or '٣', which no URL means.
+_ASCII_INT = re.compile(r"[0-9]{1,18}")
 
 #: Quick time ranges of the search page, by the value of its `since` parameter.
 SINCE_MS = {"1h": 3_600_000, "1d": 86_400_000, "7d": 7 * 86_400_000, "30d": 30 * 86_400_000}
@@ -76,10 +81,9 @@ def parse_int(args: Mapping[str, str], name: str, default: int, lo: int, hi: int
     value = text(args, name, 20)
     if value is None:
         return default
-    try:
-        number = int(value)
-    except ValueError:
-        raise bad(name, f"{value!r} is not an integer") from None
+    if not _ASCII_INT.fullmatch(value):
+        raise bad(name, f"{value!r} is not a whole number (digits 0-9)")
+    number = int(value)
     if not lo <= number <= hi:
         raise bad(name, f"must be between {lo} and {hi}")
     return number
@@ -90,11 +94,11 @@ def parse_severity(args: Mapping[str, str], name: str = "severity") -> int | Non
     value = text(args, name, 20)
     if value is None:
         return None
-    lowered = value.lower()
-    if lowered in SEVERITY_NAMES:
-        return SEVERITY_NAMES.index(lowered)
-    if lowered.isdigit() and int(lowered) < len(SEVERITY_NAMES):
-        return int(lowered)
+    level = severity_level(value)
+    if level is not None:
+        return level
+    if _ASCII_INT.fullmatch(value) and int(value) < len(SEVERITY_NAMES):
+        return int(value)
     raise bad(name, f"{value!r} is not one of {', '.join(SEVERITY_NAMES)}")
 
 

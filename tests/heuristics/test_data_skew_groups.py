@@ -74,6 +74,13 @@ def test_task_count_caps_severity(num_tasks: int, expected: Severity) -> None:
     assert run(data_skew_groups, groups_app(32, num_tasks), P).severity == expected
 
 
+def test_a_none_title_says_there_is_no_concern() -> None:
+    result = data_skew_groups.evaluate(groups_app(32, 9), P)  # too few tasks to matter
+    assert result.severity == Severity.NONE
+    assert result.title.startswith("No group skew of concern; largest: stage 2")
+    assert data_skew_groups.evaluate(groups_app(32), P).title.startswith("Stage 2")
+
+
 def test_shuffle_read_and_time_are_measured() -> None:
     result = run(data_skew_groups, groups_app(10, metric="shuffle_read_bytes"), P)
     assert result.severity == Severity.SEVERE

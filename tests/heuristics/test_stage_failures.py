@@ -46,7 +46,8 @@ def test_details_carry_reasons() -> None:
     assert result.title == "2 failed stage attempts (1 recovered by a retry)"
     assert result.details is not None
     rows = {row[0]: row for row in result.details.rows}
-    assert rows[0][3] is False and rows[0][5] == "boom 0"
+    # The whole reason, so the page can show the line naming the error first.
+    assert rows[0][3] is False and rows[0][5] == "boom 0\n\tat x"
     assert rows[100][3] is True and rows[100][5] == "FetchFailed(...)"
 
 

@@ -94,7 +94,8 @@ def test_causes_in_details_and_advice() -> None:
         ("out of memory", 2),
         ("fetch failure", 1),
     ]
-    assert result.details.rows[0][4] == "java.lang.OutOfMemoryError: Java heap space"
+    # The whole message is kept; the page shows its root-cause line first.
+    assert result.details.rows[0][4] == "java.lang.OutOfMemoryError: Java heap space\n\tat foo"
     assert task_failures.CAUSE_ADVICE[task_failures.OOM] in result.advice
     assert task_failures.CAUSE_ADVICE[task_failures.FETCH] in result.advice
     assert task_failures.CAUSE_ADVICE[task_failures.CONTAINER] not in result.advice

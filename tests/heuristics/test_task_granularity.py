@@ -97,6 +97,13 @@ def test_as_many_tasks_as_slots_is_one_wave() -> None:
     assert result.impact is not None and result.impact.core_hours == 0
 
 
+def test_a_none_title_does_not_read_like_a_problem() -> None:
+    # One 5-minute wave: judged (as many tasks as slots) but below the long-task threshold.
+    result = task_granularity.evaluate(long_app(1 * MIN_MS, num_tasks=8), P)
+    assert result.severity == Severity.NONE
+    assert "suggest" not in result.title and "within limits" in result.title
+
+
 def test_more_tasks_than_slots_is_not_few() -> None:
     result = run(task_granularity, long_app(60 * MIN_MS, num_tasks=9), P)
     assert result.severity == Severity.NONE

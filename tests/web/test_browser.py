@@ -64,7 +64,7 @@ def test_search_open_compare_history_click(browser, base_url: str) -> None:  # t
     assert "name=daily" in page.url and "severity=low" in page.url
     panels = page.locator("#results article.panel")
     assert panels.count() == 1
-    assert "border-red" in (panels.first.get_attribute("class") or "")
+    assert "sev-border-severe" in (panels.first.get_attribute("class") or "")
     badge = page.locator("#results .badge[title]").first
     assert "max task 9.1x" in (badge.get_attribute("title") or "")
     page.screenshot(path=str(SHOTS / "1-search.png"), full_page=True)

@@ -14,8 +14,8 @@ def test_compare_shows_deltas_config_and_one_sided_findings(client: FlaskClient)
     # Duration 18 min -> 40 min: +22 min, +122.2%.
     row = re.search(r"<th>Duration</th>(.*?)</tr>", html, re.S)
     assert row is not None
-    assert "18m 00s" in row.group(1) and "40m 00s" in row.group(1)
-    assert "+22m 00s" in row.group(1) and "+122.2%" in row.group(1)
+    assert "18.0 min" in row.group(1) and "40.0 min" in row.group(1)
+    assert "+22.0 min" in row.group(1) and "+122.2%" in row.group(1)
     # A config value that differs and a key on one side only.
     assert re.search(r'<tr class="differ"><th><code>spark.sql.shuffle.partitions</code>', html)
     assert re.search(r'<tr class="right_only"><th><code>spark.extra.only.right</code>', html)

@@ -55,7 +55,7 @@ def test_prices_turn_hours_into_money(fleet: Fleet) -> None:
     app = create_app({"TESTING": True, "DASHBOARD_CACHE_SECONDS": 0}, config=cfg)
     client = app.test_client()
     dash = client.get("/").get_data(as_text=True)
-    assert "Cost at 0.1 EUR per core-hour" in dash
+    assert "Cost at 0.10 EUR per core-hour" in dash
     assert '<td class="num cost">0.45</td>' in dash  # app-002: 4.5 wasted core-hours
     page = client.get("/apps/app-002").get_data(as_text=True)
     assert "Allocated cost" in page and "EUR" in page

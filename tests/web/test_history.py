@@ -27,7 +27,7 @@ def test_history_chart_has_every_run_with_links_and_severity_colours(client: Fla
     by_name = {t["name"]: t for t in points}
     assert set(by_name) == {"none", "severe"}
     assert by_name["severe"]["customdata"][0][0] == "/apps/app-002?server=prod"
-    assert by_name["severe"]["customdata"][0][3] == "40m 00s"
+    assert by_name["severe"]["customdata"][0][3] == "40.0 min"
     assert by_name["severe"]["marker"]["color"] == "#ef6c00"
     assert by_name["none"]["y"] == [18.0]  # minutes
     assert 'src="/static/js/plotly.min.js"' in html and 'src="/static/js/charts.js"' in html
@@ -92,5 +92,5 @@ def test_history_figure_is_valid_plotly() -> None:
     checked = go.Figure(fig)
     points = checked.data[-1]
     assert points.name == "low"  # one trace per severity, for the colours
-    assert points.y[0] * 1024**3 == pytest.approx(5.0)  # bytes are drawn in GiB
+    assert points.y[0] * 1024 == pytest.approx(5.0)  # a few bytes are drawn in KiB
     assert points.customdata[0][0] == "/apps/a"  # the URL a click opens

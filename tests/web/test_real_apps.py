@@ -45,3 +45,18 @@ def test_every_page_on_recorded_apps(fresh_pg_url: str) -> None:
         f["severity"] in ("none", "low", "moderate", "severe", "critical")
         for f in skewed["findings"]
     )
+    # The crashing importer's page shows the Python error that killed it, the whole trace on demand.
+    crash = next(a for a in apps if a["name"] == "crashing_importer")
+    page = client.get(crash["url"]).get_data(as_text=True)
+    tasks = page[page.index('id="finding-task_failures"') :]
+    tasks = tasks[: tasks.index("</article>")]
+    cause = tasks.index("ValueError: invalid literal for int() with base 10: &#39;corrupt&#39;")
+    assert cause < tasks.index('<details class="full-message">')
+    assert "Failed tasks" in tasks and "failed_tasks" not in tasks
+    findings = {
+        f["heuristic"]: f for f in client.get(f"/api/apps/{crash['app_id']}").get_json()["findings"]
+    }
+    # Local mode: no "0 executor(s)" beside "Executors counted 1"; NONE titles read as no problem.
+    assert "only the driver ran tasks" in findings["executor_load_imbalance"]["title"]
+    assert findings["task_granularity"]["severity"] == "none"
+    assert "suggest" not in findings["task_granularity"]["title"]

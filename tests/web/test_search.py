@@ -76,6 +76,15 @@ def test_sorting(client: FlaskClient) -> None:
     assert longest[0] == "app-002"
     worst = ids(client.get("/search?sort=severity").get_data(as_text=True))
     assert worst[0] == "app-xss"
+    # Tied severities come newest first (app-002 started 2 h ago, app-att's first attempt 9 h ago),
+    # and in the reverse order when ascending.
+    assert worst[1:3] == ["app-002", "app-att"]
+
+    def api_ids(query: str) -> list[str]:
+        return [a["app_id"] for a in client.get(f"/api/apps?{query}").get_json()["apps"]]
+
+    assert api_ids("severity=severe&sort=severity") == ["app-xss", "app-002", "app-att"]
+    assert api_ids("severity=severe&sort=severity&order=asc") == ["app-att", "app-002", "app-xss"]
 
 
 def test_badges_have_severity_colour_and_title_and_panel_border(client: FlaskClient) -> None:
@@ -83,11 +92,14 @@ def test_badges_have_severity_colour_and_title_and_panel_border(client: FlaskCli
     assert 'class="badge sev-severe" title="Stage 2: max task 9.1x the median">stage_skew<' in html
     assert 'class="badge sev-low" title="GC took 8.5% of executor task time">executor_gc<' in html
     assert 'badge sev-none" title="No spill"' not in html
-    assert 'class="panel border-red"' in html
+    assert 'class="panel sev-border-severe"' in html
     ok = client.get("/search?app_id=app-001").get_data(as_text=True)
-    assert 'class="panel border-green"' in ok
+    assert 'class="panel sev-border-none"' in ok
     moderate = client.get("/search?user=carol&sort=start").get_data(as_text=True)
-    assert 'class="panel border-yellow"' in moderate
+    assert 'class="panel sev-border-moderate"' in moderate
+    # Severe and critical borders differ, as their badges do.
+    critical = client.get("/search?app_id=app-xss").get_data(as_text=True)
+    assert 'class="panel sev-border-critical"' in critical
 
 
 def test_paging(fleet: Fleet) -> None:
