@@ -16,8 +16,10 @@ from urllib.parse import urlsplit
 
 import yaml
 
-#: The repository's own config folder, used for the bundled heuristics.yaml when none is configured.
-BUNDLED_CONFIG_DIR = Path(__file__).resolve().parent.parent / "config"
+from sparkscope import assets
+
+#: The bundled config folder (in the installed package), for heuristics.yaml when none is configured.
+BUNDLED_CONFIG_DIR = assets.folder("config")
 
 ENV_CONFIG = "SPARKSCOPE_CONFIG"
 ENV_DATABASE_URL = "SPARKSCOPE_DATABASE_URL"
