@@ -140,7 +140,11 @@ def analyze(config: Config, app_ids: tuple[str, ...], force: bool, workers: int)
     engine = make_engine(config.database_url)
     try:
         stats = analysis.analyze_all(
-            make_sessionmaker(engine), registry, app_ids=app_ids or None, force=force, workers=workers
+            make_sessionmaker(engine),
+            registry,
+            app_ids=app_ids or None,
+            force=force,
+            workers=workers,
         )
     finally:
         engine.dispose()

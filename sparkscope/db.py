@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session, sessionmaker
 POSTGRES_DRIVERS = ("postgresql", "postgres", "postgresql+psycopg2", "postgresql+psycopg")
 POSTGRES_DRIVER = "postgresql+psycopg"
 CONNECT_TIMEOUT_S = 10
-URL_HINT = "database_url in the config, or SPARKSCOPE_DATABASE_URL"
+URL_HINT = "(database_url in the config, or SPARKSCOPE_DATABASE_URL)"
 
 
 class DatabaseProblem(Exception):
@@ -148,6 +148,16 @@ _LOGIN = re.compile(
 _NO_DATABASE = re.compile(r'database "(?P<name>[^"]*)" does not exist', re.I)
 
 
+def error_reason(error: BaseException) -> str:
+    """The gist of a driver error, on one line: libpq's "connection to server at ... failed:
+    FATAL:" preamble and the hint lines after the first are left out."""
+    lines = [x.strip() for x in str(error).strip().splitlines() if x.strip()]
+    if not lines:
+        return type(error).__name__
+    reason = re.sub(r"^.*?\bport \d+ failed:\s*", "", lines[0])
+    return re.sub(r"^(FATAL|ERROR):\s*", "", reason)
+
+
 def describe_error(url: str | URL, error: BaseException) -> str | None:
     """One line naming the database (password hidden) and the fix, for an error raised while
     connecting; None when the error is not one of those (a bug, not a database problem)."""
@@ -155,14 +165,13 @@ def describe_error(url: str | URL, error: BaseException) -> str | None:
         return str(error)
     shown = safe_url(url)
     orig = getattr(error, "orig", None) or error
-    lines = [x.strip() for x in str(orig).strip().splitlines() if x.strip()]
-    reason = lines[0] if lines else type(orig).__name__
+    reason = error_reason(orig)
     path = sqlite_path(url)
     if path is not None:
         if not path.is_file():
             return (
                 f"the SQLite database {shown} does not exist: run `sparkscope db upgrade` "
-                f"(it creates it), or fix {URL_HINT}"
+                f"(it creates it), or fix the URL {URL_HINT}"
             )
         if "unable to open" in reason:
             return (
@@ -174,17 +183,18 @@ def describe_error(url: str | URL, error: BaseException) -> str | None:
     if match := _NO_DATABASE.search(str(orig)):
         return (
             f'database "{match["name"]}" does not exist on the server of {shown}: create it '
-            f"(e.g. createdb {match['name']}) and run `sparkscope db upgrade`, or fix {URL_HINT}"
+            f"(e.g. createdb {match['name']}) and run `sparkscope db upgrade`, or fix the URL "
+            f"{URL_HINT}"
         )
     if _LOGIN.search(str(orig)):
         return (
             f"the database server refused the login of {shown} ({reason}): fix the user name or "
-            f"password in {URL_HINT}"
+            f"password {URL_HINT}"
         )
     if _UNREACHABLE.search(str(orig)):
         return (
             f"cannot reach the database server of {shown} ({reason}): start it, or fix the host "
-            f"and port in {URL_HINT}"
+            f"and port {URL_HINT}"
         )
     return None
 

@@ -12,7 +12,14 @@ from sqlalchemy import Engine, inspect, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from sparkscope import assets
-from sparkscope.db import DatabaseProblem, describe_error, make_engine, safe_url
+from sparkscope.db import (
+    URL_HINT,
+    DatabaseProblem,
+    describe_error,
+    error_reason,
+    make_engine,
+    safe_url,
+)
 
 MIGRATIONS_DIR = assets.folder("migrations")
 
@@ -107,10 +114,9 @@ def database_problem(url: str, engine: Engine | None = None, schema: bool = True
     except DatabaseProblem as exc:
         return str(exc)
     except SQLAlchemyError as exc:
-        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+        reason = error_reason(getattr(exc, "orig", None) or exc)
         return describe_error(url, exc) or (
-            f"cannot use the database {safe_url(url)} ({reason[0] if reason else type(exc).__name__})"
-            ": check it, and database_url in the config or SPARKSCOPE_DATABASE_URL"
+            f"cannot use the database {safe_url(url)} ({reason}): check it and its URL {URL_HINT}"
         )
     finally:
         if own:
