@@ -39,6 +39,7 @@ def create_app(test_config: Mapping[str, Any] | None = None, config: Config | No
         __name__,
         template_folder=str(assets.folder("templates")),
         static_folder=str(assets.folder("static")),
+        static_url_path="/static",  # the folder is sparkscope/_static in the wheel
     )
     if config is None:
         config = load_config()
