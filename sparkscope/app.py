@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import secrets
-import threading
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -88,7 +87,6 @@ class DatabaseGate:
         self.engine = engine
         self.ttl_s = ttl_s
         self._ok_until = 0.0
-        self._lock = threading.Lock()
 
     def problem(self) -> str | None:
         """None when the database is fine, else the one-line problem and its fix."""
@@ -96,11 +94,10 @@ class DatabaseGate:
             return None
         from sparkscope.migrate import database_problem
 
-        with self._lock:
-            if time.monotonic() < self._ok_until:
-                return None
-            problem = database_problem(self.url, self.engine)
-            self._ok_until = 0.0 if problem else time.monotonic() + self.ttl_s
+        # No lock: concurrent requests may check at the same time, which is harmless, while a
+        # lock would queue every request behind one slow connection attempt.
+        problem = database_problem(self.url, self.engine)
+        self._ok_until = 0.0 if problem else time.monotonic() + self.ttl_s
         return problem
 
     def after_error(self, exc: Exception) -> str | None:

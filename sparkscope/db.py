@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 import re
 import time
-import weakref
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from functools import cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -101,15 +101,30 @@ def make_engine(url: str | URL, *, create: bool = True, **kwargs: Any) -> Engine
         kwargs.setdefault("connect_args", {}).setdefault("connect_timeout", CONNECT_TIMEOUT_S)
     kwargs.setdefault("pool_pre_ping", True)
     engine = create_engine(parsed, **kwargs)
-    _close_pool_with(engine)
-    event.listen(engine, "engine_disposed", _close_pool_with)  # dispose() makes a new pool
+    if parsed.drivername == POSTGRES_DRIVER:
+        event.listen(engine, "do_connect", _psycopg_connect)
     return engine
 
 
-def _close_pool_with(engine: Engine) -> None:
-    # psycopg 3 warns about a connection garbage-collected while open: close the pooled ones when
-    # the engine goes away (or at exit) even if its owner forgot engine.dispose().
-    weakref.finalize(engine, engine.pool.dispose)
+def _psycopg_connect(_dialect: Any, _record: Any, cargs: Any, cparams: Any) -> Any:
+    return _closing_connection_class().connect(*cargs, **cparams)
+
+
+@cache
+def _closing_connection_class() -> Any:
+    import psycopg
+
+    class ClosingConnection(psycopg.Connection):  # type: ignore[type-arg]
+        """A psycopg 3 connection that closes itself when garbage-collected, as psycopg2's do,
+        instead of warning: an engine dropped without ``dispose()`` then frees its server
+        connections at once, as it did with psycopg2."""
+
+        def __del__(self, *_args: Any) -> None:
+            if not getattr(self, "closed", True):
+                with suppress(Exception):
+                    self.close()
+
+    return ClosingConnection
 
 
 def _watch_sqlite_file(engine: Engine, path: Path) -> None:
