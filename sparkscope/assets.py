@@ -35,11 +35,6 @@ def folder(name: str) -> Path:
     )
 
 
-def bundled_config(filename: str) -> Path:
-    """A file of the bundled config folder (``heuristics.yaml``, ``sparkscope.example.yaml``)."""
-    return folder("config") / filename
-
-
 @cache
 def plotly_js() -> Path:
     """plotly.min.js as shipped by the installed ``plotly`` package (the version charts.py targets)."""
