@@ -46,8 +46,14 @@ fmt:
 	$(PY) -m ruff check --fix .
 	$(PY) -m ruff format .
 
+# Without TEST_DATABASE_URL, `test` starts a throwaway PostgreSQL in $(PGDIR) and stops it again when
+# the run ends (passed, failed or interrupted); a server already running there is left running.
 test:  ## run the whole suite on a throwaway PostgreSQL (and SQLite)
-	@url=$${TEST_DATABASE_URL:-$$(scripts/pg-start.sh $(PGDIR) $(PGPORT))}; \
+	@if [ -n "$${TEST_DATABASE_URL:-}" ]; then url=$$TEST_DATABASE_URL; \
+	else \
+	  if [ ! -f "$(PGDIR)/postmaster.pid" ]; then trap 'scripts/pg-stop.sh "$(PGDIR)"' EXIT; fi; \
+	  url=$$(scripts/pg-start.sh $(PGDIR) $(PGPORT)) || exit 1; \
+	fi; \
 	TEST_DATABASE_URL=$$url $(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; fi; exit $$rc
 

@@ -106,7 +106,7 @@ def _progress(enabled: bool) -> Any:
     "--threads", type=click.IntRange(min=1), help="Worker threads (default: fetcher.threads)."
 )
 @click.option("--no-analyze", is_flag=True, help="Load only; findings are computed at first view.")
-@pass_config
+@pass_config(database="setup")
 def fetch(
     config: Config,
     server_names: tuple[str, ...],
@@ -200,7 +200,7 @@ def fetch(
 )
 @click.option("--limit", type=click.IntRange(min=1), help="Only the newest N completed apps.")
 @click.option("--app-id", "app_ids", multiple=True, help="Only this application (repeatable).")
-@pass_config
+@pass_config(database="none")
 def dump(
     config: Config, server_url: str, out_dir: str, limit: int | None, app_ids: tuple[str, ...]
 ) -> None:
@@ -231,7 +231,7 @@ def dump(
 @click.option(
     "--foreground", is_flag=True, help="Run the fetch in a loop instead (for containers)."
 )
-@pass_config
+@pass_config(database="none")
 def schedule(
     config: Config, every: str, install: bool, log_file: str | None, foreground: bool
 ) -> None:

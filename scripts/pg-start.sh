@@ -25,15 +25,31 @@ as_user() {
   fi
 }
 
+# The role that tests use to check a refused login: it must give its password (scram), while every
+# other local connection is trusted. Put first in pg_hba.conf, also on an existing data folder.
+LOGIN_ROLE="sparkscope_login"
+ensure_login_rule() {
+  local hba="$DATADIR/pg_hba.conf"
+  if ! grep -q "$LOGIN_ROLE" "$hba"; then
+    as_user sh -c "{ echo 'host all $LOGIN_ROLE 127.0.0.1/32 scram-sha-256'; cat '$hba'; } > '$hba.new' && mv '$hba.new' '$hba'"
+    return 0
+  fi
+  return 1
+}
+
 mkdir -p "$DATADIR"
 if [ "$(id -u)" = 0 ]; then chown "$RUNUSER" "$DATADIR" 2>/dev/null || { id "$RUNUSER" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$RUNUSER"; chown "$RUNUSER" "$DATADIR"; }; fi
 if [ ! -f "$DATADIR/PG_VERSION" ]; then
   as_user "$INITDB" -D "$DATADIR" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >/dev/null \
     || as_user "$INITDB" -D "$DATADIR" -U postgres --auth=trust -E UTF8 --locale=C >/dev/null
 fi
+if ensure_login_rule && as_user "$PG_CTL" -D "$DATADIR" status >/dev/null 2>&1; then
+  as_user "$PG_CTL" -D "$DATADIR" reload >/dev/null
+fi
 if ! as_user "$PG_CTL" -D "$DATADIR" status >/dev/null 2>&1; then
   as_user "$PG_CTL" -D "$DATADIR" -l "$DATADIR/server.log" -w -t 60 \
     -o "-p $PORT -k $DATADIR -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c synchronous_commit=off" \
     start >/dev/null
 fi
-echo "postgresql+psycopg2://postgres@127.0.0.1:$PORT/postgres"
+# Plain postgresql://, the form users write; Sparkscope connects through psycopg 3.
+echo "postgresql://postgres@127.0.0.1:$PORT/postgres"

@@ -4,20 +4,27 @@ from __future__ import annotations
 
 import logging
 import secrets
+import time
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-from flask import Flask, g, jsonify, make_response, render_template, request
+from flask import Flask, Response, g, jsonify, make_response, render_template, request, send_file
+from sqlalchemy import Engine
+from sqlalchemy.exc import DBAPIError
 from werkzeug.exceptions import HTTPException
 
+from sparkscope import assets
 from sparkscope.analysis import HeuristicsState
 from sparkscope.config import Config, load_config
-from sparkscope.db import make_engine, make_sessionmaker
+from sparkscope.db import DatabaseProblem, describe_error, make_engine, make_sessionmaker, safe_url
 from sparkscope.web import wants_json
 
-ROOT = Path(__file__).resolve().parent.parent
 log = logging.getLogger(__name__)
+
+#: Plotly's JavaScript, served from the installed plotly package at the URL templates use.
+PLOTLY_JS_URL = "/static/js/plotly.min.js"
+#: Endpoints that never touch the database, served whatever its state.
+NO_DATABASE_ENDPOINTS = frozenset({"static", "plotly_js"})
 
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
@@ -29,8 +36,9 @@ def create_app(test_config: Mapping[str, Any] | None = None, config: Config | No
     """Build the web app: defaults, then the Sparkscope config, then ``test_config`` over everything."""
     app = Flask(
         __name__,
-        template_folder=str(ROOT / "templates"),
-        static_folder=str(ROOT / "static"),
+        template_folder=str(assets.folder("templates")),
+        static_folder=str(assets.folder("static")),
+        static_url_path="/static",  # the folder is sparkscope/_static in the wheel
     )
     if config is None:
         config = load_config()
@@ -43,8 +51,11 @@ def create_app(test_config: Mapping[str, Any] | None = None, config: Config | No
     )
     if test_config is not None:
         app.config.from_mapping(test_config)
-    engine = app.config.get("ENGINE") or make_engine(app.config["DATABASE_URL"])
+    # create=False: the web app never creates a database (a missing SQLite file is a 503, not a
+    # new empty database).
+    engine = app.config.get("ENGINE") or make_engine(app.config["DATABASE_URL"], create=False)
     app.extensions["sparkscope.engine"] = engine
+    app.extensions["sparkscope.database_gate"] = DatabaseGate(app.config["DATABASE_URL"], engine)
     app.extensions["sparkscope.sessionmaker"] = make_sessionmaker(engine)
     app.extensions["sparkscope.heuristics"] = HeuristicsState(
         app.config.get("HEURISTICS_PATH") or config.heuristics_path
@@ -53,8 +64,74 @@ def create_app(test_config: Mapping[str, Any] | None = None, config: Config | No
     from sparkscope.views import register_blueprints
 
     register_blueprints(app)
+    app.add_url_rule(PLOTLY_JS_URL, "plotly_js", _plotly_js)
     _register_hooks(app)
+    _register_database_checks(app)
+    log.info("Sparkscope web app on the database %s", safe_url(app.config["DATABASE_URL"]))
     return app
+
+
+def _plotly_js() -> Response:
+    return send_file(assets.plotly_js(), mimetype="text/javascript", max_age=86400)
+
+
+class DatabaseGate:
+    """Whether the database can serve pages: reachable and at this code's schema.
+
+    Checked on the first request, then again at most every ``ttl_s`` seconds while it is fine, and on
+    every request while it is not (so a `sparkscope db upgrade` or a restored file is seen at once).
+    """
+
+    def __init__(self, url: str, engine: Engine, ttl_s: float = 5.0) -> None:
+        self.url = url
+        self.engine = engine
+        self.ttl_s = ttl_s
+        self._ok_until = 0.0
+
+    def problem(self) -> str | None:
+        """None when the database is fine, else the one-line problem and its fix."""
+        if time.monotonic() < self._ok_until:
+            return None
+        from sparkscope.migrate import database_problem
+
+        # No lock: concurrent requests may check at the same time, which is harmless, while a
+        # lock would queue every request behind one slow connection attempt.
+        problem = database_problem(self.url, self.engine)
+        self._ok_until = 0.0 if problem else time.monotonic() + self.ttl_s
+        return problem
+
+    def after_error(self, exc: Exception) -> str | None:
+        """The problem behind a database error raised by a request, if it is one."""
+        self._ok_until = 0.0
+        return describe_error(self.url, exc) or self.problem()
+
+
+def _unavailable(message: str) -> tuple[Any, int, dict[str, str]]:
+    headers = {"Retry-After": "30"}
+    title = "Database unavailable"
+    if wants_json():
+        return jsonify(error=title, message=message, status=503), 503, headers
+    return render_template("error.html", code=503, title=title, message=message), 503, headers
+
+
+def _register_database_checks(app: Flask) -> None:
+    gate: DatabaseGate = app.extensions["sparkscope.database_gate"]
+
+    @app.before_request
+    def database_ready():  # type: ignore[no-untyped-def]
+        if request.endpoint in NO_DATABASE_ENDPOINTS:
+            return None
+        problem = gate.problem()
+        return _unavailable(problem) if problem else None
+
+    @app.errorhandler(DBAPIError)
+    @app.errorhandler(DatabaseProblem)
+    def database_error(exc: Exception):  # type: ignore[no-untyped-def]
+        problem = gate.after_error(exc)
+        if problem is None:
+            return _internal_error(exc)
+        log.warning("database unavailable on %s: %s", request.path, problem)
+        return _unavailable(problem)
 
 
 def _register_hooks(app: Flask) -> None:
@@ -88,12 +165,14 @@ def _register_hooks(app: Flask) -> None:
                 response.headers[key] = value
         return response
 
-    @app.errorhandler(Exception)
-    def unexpected_error(exc: Exception):  # type: ignore[no-untyped-def]
-        log.exception("unhandled error on %s", request.path)
-        message = "Something went wrong on our side; the error is in the server log."
-        if wants_json():
-            return jsonify(error="Internal Server Error", message=message, status=500), 500
-        return render_template(
-            "error.html", code=500, title="Internal Server Error", message=message
-        ), 500
+    app.register_error_handler(Exception, _internal_error)
+
+
+def _internal_error(exc: BaseException):  # type: ignore[no-untyped-def]
+    log.error("unhandled error on %s", request.path, exc_info=exc)
+    message = "Something went wrong on our side; the error is in the server log."
+    if wants_json():
+        return jsonify(error="Internal Server Error", message=message, status=500), 500
+    return render_template(
+        "error.html", code=500, title="Internal Server Error", message=message
+    ), 500

@@ -48,7 +48,7 @@ def db() -> None:
 
 @db.command("upgrade")
 @click.argument("revision", default="head")
-@pass_config
+@pass_config(database="reachable")
 def db_upgrade(config: Config, revision: str) -> None:
     """Upgrade the schema to REVISION (default: head)."""
     from sparkscope import migrate
@@ -59,7 +59,7 @@ def db_upgrade(config: Config, revision: str) -> None:
 
 @db.command("downgrade")
 @click.argument("revision")
-@pass_config
+@pass_config(database="reachable")
 def db_downgrade(config: Config, revision: str) -> None:
     """Downgrade the schema to REVISION ('base' drops every table)."""
     from sparkscope import migrate
@@ -69,7 +69,7 @@ def db_downgrade(config: Config, revision: str) -> None:
 
 
 @db.command("current")
-@pass_config
+@pass_config(database="reachable")
 def db_current(config: Config) -> None:
     """Show the schema revision of the database."""
     from sparkscope import migrate
@@ -78,7 +78,7 @@ def db_current(config: Config) -> None:
 
 
 @db.command("check")
-@pass_config
+@pass_config(database="reachable")
 def db_check(config: Config) -> None:
     """Fail when the models and the migrations disagree."""
     from alembic.util.exc import CommandError
@@ -105,6 +105,7 @@ def serve(config: Config, host: str | None, port: int | None, debug: bool) -> No
     from sparkscope.app import create_app
 
     app = create_app(config=config)
+    click.echo(f"sparkscope: serving the database {safe_url(config.database_url)}")
     app.run(host=host or config.web.host, port=port or config.web.port, debug=debug)
 
 
@@ -137,9 +138,16 @@ def analyze(config: Config, app_ids: tuple[str, ...], force: bool, workers: int)
     except ConfigError as exc:
         fail_usage(f"config error: {exc}")
     engine = make_engine(config.database_url)
-    stats = analysis.analyze_all(
-        make_sessionmaker(engine), registry, app_ids=app_ids or None, force=force, workers=workers
-    )
+    try:
+        stats = analysis.analyze_all(
+            make_sessionmaker(engine),
+            registry,
+            app_ids=app_ids or None,
+            force=force,
+            workers=workers,
+        )
+    finally:
+        engine.dispose()
     click.echo(
         f"analysed {stats.analysed} applications ({stats.skipped} already current) "
         f"in {stats.seconds:.1f} s"

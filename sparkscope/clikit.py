@@ -1,4 +1,5 @@
-"""What every `sparkscope` subcommand shares: the lazily loaded config and one-line usage errors.
+"""What every `sparkscope` subcommand shares: the lazily loaded config, one-line usage errors, and
+one-line database errors (unreachable, refused login, missing, not migrated or older than the code).
 
 Command modules (sparkscope.cli, fetcher.cli, ...) import this module; it imports none of them.
 """
@@ -8,15 +9,25 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from functools import update_wrapper
-from typing import Any, TypeVar
+from typing import Any, Literal, NoReturn, TypeVar, overload
 
 import click
 
 from sparkscope.config import Config, ConfigError, load_config
+from sparkscope.db import safe_url
+
+__all__ = ["CliState", "fail_usage", "pass_config", "safe_url"]
 
 EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: What a command needs of the database before it runs:
+#: "current" — reachable and migrated to this code's schema (the default);
+#: "setup" — like "current" on PostgreSQL; on the embedded SQLite the command sets the file up itself;
+#: "reachable" — only reachable (the `db` commands, which change or report the schema);
+#: "none" — the command never opens the database (dump, schedule).
+Database = Literal["current", "setup", "reachable", "none"]
 
 
 class CliState:
@@ -33,14 +44,31 @@ class CliState:
         return self._config
 
 
-def fail_usage(message: str) -> None:
+def fail_usage(message: str) -> NoReturn:
     """Print one line to stderr and exit with the usage/config code."""
     click.echo(f"sparkscope: {message}", err=True)
     sys.exit(EXIT_USAGE)
 
 
-def pass_config(f: F) -> F:
-    """Decorator: pass the loaded Config as the first argument; config errors exit 2 in one line."""
+@overload
+def pass_config(f: F) -> F: ...
+@overload
+def pass_config(*, database: Database = "current") -> Callable[[F], F]: ...
+
+
+def pass_config(f: F | None = None, *, database: Database = "current") -> Any:
+    """Decorator: pass the loaded Config as the first argument.
+
+    Config errors exit 2 in one line. So do database problems, checked before the command runs as
+    ``database`` says, and raised while it runs: one line naming the database (password hidden)
+    and the fix, never a traceback.
+    """
+    if f is None:
+        return lambda g: _wrap(g, database)
+    return _wrap(f, database)
+
+
+def _wrap(command: F, database: Database) -> F:
 
     @click.pass_context
     def wrapper(ctx: click.Context, *args: Any, **kwargs: Any) -> Any:
@@ -50,13 +78,46 @@ def pass_config(f: F) -> F:
             config = state.config
         except ConfigError as exc:
             fail_usage(f"config error: {exc}")
-        return ctx.invoke(f, config, *args, **kwargs)
+        if database == "none":
+            return ctx.invoke(command, config, *args, **kwargs)
+        _check_database(config.database_url, database)
+        try:
+            return ctx.invoke(command, config, *args, **kwargs)
+        except Exception as exc:
+            message = _database_error(config.database_url, exc)
+            if message is None:
+                raise
+            fail_usage(message)
 
-    return update_wrapper(wrapper, f)  # type: ignore[return-value]
+    return update_wrapper(wrapper, command)  # type: ignore[return-value]
 
 
-def safe_url(url: str) -> str:
-    """A database URL with its password hidden, for messages."""
-    from sqlalchemy.engine import make_url
+def _check_database(url: str, need: Database) -> None:
+    from sparkscope import migrate
+    from sparkscope.db import sqlite_path
 
-    return make_url(url).render_as_string(hide_password=True)
+    if need == "current":
+        problem = migrate.database_problem(url)
+    elif sqlite_path(url) is not None:
+        return  # `db upgrade` and `fetch` make the embedded SQLite file themselves
+    else:
+        problem = migrate.database_problem(url, schema=False)
+    if problem:
+        fail_usage(problem)
+
+
+def _database_error(url: str, exc: Exception) -> str | None:
+    """The one-line message for a database problem met while a command ran, else None."""
+    from alembic.util.exc import CommandError
+    from sqlalchemy.exc import DBAPIError
+
+    from sparkscope import migrate
+    from sparkscope.db import DatabaseProblem, describe_error
+
+    if isinstance(exc, CommandError):  # e.g. `db upgrade` on a database newer than the code
+        return f"{safe_url(url)}: {exc}"
+    if isinstance(exc, DatabaseProblem):
+        return str(exc)
+    if not isinstance(exc, DBAPIError):
+        return None
+    return describe_error(url, exc) or migrate.database_problem(url)

@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from sparkscope import assets
 from sparkscope.config_parsing import (
     ConfigError,
     boolean,
@@ -28,8 +29,8 @@ from sparkscope.config_parsing import (
     string,
 )
 
-#: The repository's own config folder, used for the bundled heuristics.yaml when none is configured.
-BUNDLED_CONFIG_DIR = Path(__file__).resolve().parent.parent / "config"
+#: The bundled config folder (in the installed package), for heuristics.yaml when none is configured.
+BUNDLED_CONFIG_DIR = assets.folder("config")
 
 ENV_CONFIG = "SPARKSCOPE_CONFIG"
 ENV_DATABASE_URL = "SPARKSCOPE_DATABASE_URL"

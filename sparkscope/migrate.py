@@ -1,19 +1,36 @@
-"""Run Alembic migrations programmatically (used by `sparkscope db` and the tests)."""
+"""Run Alembic migrations programmatically (used by `sparkscope db` and the tests), and tell whether a
+database's schema is the one this code needs."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from functools import cache
 
 from alembic import command
 from alembic.config import Config as AlembicConfig
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine, inspect, text
+from sqlalchemy.exc import SQLAlchemyError
 
-MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
+from sparkscope import assets
+from sparkscope.db import (
+    URL_HINT,
+    DatabaseProblem,
+    describe_error,
+    error_reason,
+    make_engine,
+    safe_url,
+)
+
+MIGRATIONS_DIR = assets.folder("migrations")
 
 
 def alembic_config(database_url: str) -> AlembicConfig:
     """An Alembic config pointing at our migrations folder and the given database."""
     cfg = AlembicConfig(str(MIGRATIONS_DIR / "alembic.ini"))
     cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    # alembic.ini prepends the source tree to sys.path for `alembic -c`; Sparkscope is importable
+    # here already, and inside an installed package that entry would expose its modules top-level.
+    cfg.set_main_option("prepend_sys_path", "")
     # ConfigParser treats % specially; URLs can hold escaped characters.
     cfg.set_main_option("sqlalchemy.url", database_url.replace("%", "%%"))
     return cfg
@@ -37,3 +54,71 @@ def current(database_url: str) -> None:
 def check(database_url: str) -> None:
     """Fail when the models differ from what the migrations create."""
     command.check(alembic_config(database_url))
+
+
+@cache
+def code_heads() -> tuple[str, ...]:
+    """The schema revision(s) this code needs: the migrations' head(s)."""
+    return tuple(sorted(ScriptDirectory(str(MIGRATIONS_DIR)).get_heads()))
+
+
+def stored_revisions(engine: Engine) -> tuple[str, ...] | None:
+    """The revision(s) recorded in the database, or None when it has no Alembic table at all."""
+    with engine.connect() as conn:
+        if not inspect(conn).has_table("alembic_version"):
+            return None
+        rows = conn.execute(text("SELECT version_num FROM alembic_version")).scalars()
+        return tuple(sorted(rows))
+
+
+def check_schema(engine: Engine, shown_url: str | None = None) -> None:
+    """Raise :class:`DatabaseProblem` unless the database is reachable and at this code's head.
+
+    Connection errors (unreachable server, refused login, missing database) propagate as SQLAlchemy
+    errors, which :func:`sparkscope.db.describe_error` turns into one line.
+    """
+    url = safe_url(shown_url or engine.url)
+    stored = stored_revisions(engine)
+    heads = code_heads()
+    if stored == heads:
+        return
+    upgrade_hint = "run `sparkscope db upgrade`"
+    if not stored:
+        raise DatabaseProblem(f"the database at {url} has no Sparkscope tables: {upgrade_hint}")
+    script = ScriptDirectory(str(MIGRATIONS_DIR))
+    known = {rev.revision for rev in script.walk_revisions()}
+    unknown = [rev for rev in stored if rev not in known]
+    if unknown:
+        raise DatabaseProblem(
+            f"the database at {url} is at schema revision {', '.join(unknown)}, newer than this "
+            f"version of Sparkscope knows (it needs {', '.join(heads)}): upgrade Sparkscope"
+        )
+    raise DatabaseProblem(
+        f"the database at {url} is at schema revision {', '.join(stored)}, older than this "
+        f"version of Sparkscope needs ({', '.join(heads)}): {upgrade_hint}"
+    )
+
+
+def database_problem(url: str, engine: Engine | None = None, schema: bool = True) -> str | None:
+    """None when the database at ``url`` can be used (reachable and, with ``schema``, at this code's
+    head), else one line naming it (password hidden) and the fix. Never creates a SQLite file."""
+    own = engine is None
+    if engine is None:
+        engine = make_engine(url, create=False)
+    try:
+        if schema:
+            check_schema(engine, url)
+        else:
+            with engine.connect():
+                pass
+    except DatabaseProblem as exc:
+        return str(exc)
+    except SQLAlchemyError as exc:
+        reason = error_reason(getattr(exc, "orig", None) or exc)
+        return describe_error(url, exc) or (
+            f"cannot use the database {safe_url(url)} ({reason}): check it and its URL {URL_HINT}"
+        )
+    finally:
+        if own:
+            engine.dispose()
+    return None

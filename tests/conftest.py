@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine, create_engine, text
+from sqlalchemy import Engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
@@ -34,7 +34,7 @@ def _server_url() -> str:
 
 
 def _admin_engine(server_url: str) -> Engine:
-    return create_engine(server_url, isolation_level="AUTOCOMMIT")
+    return make_engine(server_url, isolation_level="AUTOCOMMIT")
 
 
 def create_pg_database(server_url: str, template: str | None = None) -> str:

@@ -80,14 +80,17 @@ def test_unstorable_or_undecodable_config_stops_analyze_with_one_line(
 ) -> None:
     bad = tmp_path / "h.yaml"
     bad.write_bytes(content)
-    monkeypatch.setenv("SPARKSCOPE_DATABASE_URL", f"sqlite:///{tmp_path / 'never.db'}")
+    db = tmp_path / "empty.db"
+    monkeypatch.setenv("SPARKSCOPE_DATABASE_URL", f"sqlite:///{db}")
+    assert CliRunner().invoke(cli, ["db", "upgrade"]).exit_code == 0
+    before = db.read_bytes()
     monkeypatch.setenv("SPARKSCOPE_HEURISTICS", str(bad))
     result = CliRunner().invoke(cli, ["analyze"])
     assert result.exit_code == 2
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and message in lines[0] and str(bad) in lines[0], result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
-    assert not (tmp_path / "never.db").exists()  # stopped before touching a database
+    assert db.read_bytes() == before  # stopped before writing anything
 
 
 def test_missing_file_at_start_falls_back_to_defaults(tmp_path: Path) -> None:
