@@ -32,7 +32,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from heuristics import Registry, build_registry
 from heuristics import base as hb
 from heuristics.base import HeuristicResult
-from sparkscope import inputs
+from sparkscope import inputs, summary
 from sparkscope.config import ConfigError, load_heuristics_mapping
 from sparkscope.db import dialect_insert, is_postgres, now_ms
 from sparkscope.models import (
@@ -351,6 +351,7 @@ def _store(
     boundary, and stored results leave the thresholds out), and reading a document back costs a
     fraction of rewriting it.
     """
+    before = summary.read(session, list(scored))
     documents = {pk: orjson.dumps(results).decode() for pk, results in scored.items()}
     changed = [pk for pk, doc in documents.items() if stored.get(pk) != doc]
     if changed:
@@ -380,6 +381,7 @@ def _store(
         ],
         fingerprint,
     )
+    summary.apply(session, before, summary.read(session, list(scored)))
 
 
 def _write_documents(session: Session, documents: dict[int, str], at: int) -> None:

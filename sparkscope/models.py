@@ -537,3 +537,41 @@ APP_CHILD_TABLES = (
     Executor,
     EnvironmentProperty,
 )
+
+
+# --- fleet summary (dashboard at scale)
+
+
+class DaySummary(Base):
+    """Per UTC day of start, the fleet's counts and sums along one dimension: what the dashboard
+    adds up instead of scanning every application of its period.
+
+    Maintained by :mod:`sparkscope.summary` whenever applications are loaded, analysed or deleted;
+    rebuilt from scratch by :func:`sparkscope.summary.rebuild`.
+    """
+
+    __tablename__ = "day_summary"
+    __table_args__ = {
+        "comment": "per day x (severity | user | queue | heuristic): application counts and sums"
+    }
+
+    dimension: Mapped[str] = mapped_column(
+        String(16), primary_key=True, comment="severity, user, queue or heuristic"
+    )
+    day: Mapped[int] = mapped_column(
+        Integer, primary_key=True, comment="start_time_ms // 86400000 (UTC day); -1 when unknown"
+    )
+    key: Mapped[str] = mapped_column(
+        String(255),
+        primary_key=True,
+        comment="worst severity (0-4, '' unanalysed), user, queue ('' none) or heuristic name",
+    )
+    apps: Mapped[int] = _count("applications (heuristic: findings above NONE) of the day and key")
+    executors: Mapped[int] = _count("sum of num_executors")
+    jobs: Mapped[int] = _count("sum of num_jobs")
+    stages: Mapped[int] = _count("sum of num_stages")
+    tasks: Mapped[int] = _count("sum of num_tasks")
+    wasted_core_hours: Mapped[float] = mapped_column(
+        Float, nullable=False, default=0.0, server_default="0", comment="sum of wasted core-hours"
+    )
+    wasted_apps: Mapped[int] = _count("applications whose wasted core-hours are known")
