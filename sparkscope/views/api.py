@@ -7,20 +7,14 @@ from typing import Any
 from flask import Blueprint, Response, abort, current_app, jsonify, request
 
 from heuristics.base import HeuristicResult
+from sparkscope.catalogs import APP_METRICS, HISTORY_METRICS, severity_name, utc_iso
 from sparkscope.db import now_ms
-from sparkscope.queries import (
-    APP_METRICS,
-    HISTORY_METRICS,
-    AppDetail,
-    AppRow,
-    history,
-    search_apps,
-    severity_name,
-)
-from sparkscope.queries import app_detail as load_detail
-from sparkscope.queries import compare_apps as load_comparison
+from sparkscope.queries.compare import compare_apps as load_comparison
+from sparkscope.queries.detail import AppDetail
+from sparkscope.queries.detail import app_detail as load_detail
+from sparkscope.queries.history import history
+from sparkscope.queries.search import AppRow, search_apps
 from sparkscope.views.common import app_link, lookup, prices, redaction_regex, registry
-from sparkscope.views.filters import fmt_time_ms
 from sparkscope.views.params import parse_choice, parse_search, text
 from sparkscope.web import get_session
 
@@ -28,7 +22,7 @@ bp = Blueprint("api", __name__, url_prefix="/api")
 
 
 def _time(ms: int | None) -> str | None:
-    return None if ms is None else fmt_time_ms(ms)
+    return None if ms is None else utc_iso(ms)
 
 
 def row_json(r: AppRow) -> dict[str, Any]:

@@ -9,7 +9,8 @@ from flask import abort, current_app, g, jsonify, make_response, render_template
 
 from heuristics import Registry
 from sparkscope.models import Application
-from sparkscope.queries import AmbiguousAppError, NotFoundError, find_app
+from sparkscope.queries.detail import find_app
+from sparkscope.queries.errors import AmbiguousAppError, NotFoundError
 from sparkscope.web import get_session, heuristics_state, wants_json
 
 

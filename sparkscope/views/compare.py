@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, render_template, request
 
-from sparkscope.queries import compare_apps
+from sparkscope.queries.compare import compare_apps
 from sparkscope.views.common import currency, lookup, prices, redaction_regex, registry
 from sparkscope.views.params import text
 from sparkscope.web import get_session

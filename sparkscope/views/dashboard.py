@@ -5,7 +5,8 @@ from __future__ import annotations
 from flask import Blueprint, current_app, render_template, request
 
 from sparkscope.db import now_ms
-from sparkscope.queries import cached, dashboard, db_key
+from sparkscope.queries.cache import cached, db_key
+from sparkscope.queries.dashboard import dashboard
 from sparkscope.views.common import currency, prices
 from sparkscope.views.params import parse_int
 from sparkscope.web import get_session

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, render_template, request
 
-from sparkscope.queries import app_detail, app_metrics
+from sparkscope.queries.detail import app_detail, app_metrics
 from sparkscope.views.common import currency, lookup, prices, redaction_regex, registry
 from sparkscope.views.params import parse_choice, text
 from sparkscope.web import get_session

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from typing import Any
 
@@ -10,7 +9,7 @@ from flask import Flask
 from markupsafe import Markup, escape
 
 from heuristics.base import fmt_bytes as heuristic_fmt_bytes
-from sparkscope.queries import Metric, severity_name
+from sparkscope.catalogs import Metric, severity_name, utc_iso
 
 
 def fmt_bytes(value: float | None) -> str:
@@ -37,10 +36,7 @@ def fmt_duration_ms(value: float | None) -> str:
 
 def fmt_time_ms(value: int | None) -> str:
     """Epoch ms -> '2026-01-02T03:04:05Z' (UTC, seconds precision)."""
-    if value is None:
-        return "–"
-    stamp = dt.datetime.fromtimestamp(value / 1000, tz=dt.UTC)
-    return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return "–" if value is None else utc_iso(value)
 
 
 def fmt_number(value: float | None, digits: int = 2) -> str:

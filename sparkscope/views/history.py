@@ -4,16 +4,10 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app, render_template, request
 
+from sparkscope.catalogs import HISTORY_METRICS, severity_name
 from sparkscope.charts import RunPoint, history_figure
-from sparkscope.queries import (
-    HISTORY_METRICS,
-    HistoryPoint,
-    app_names,
-    cached,
-    db_key,
-    history,
-    severity_name,
-)
+from sparkscope.queries.cache import cached, db_key
+from sparkscope.queries.history import HistoryPoint, app_names, history
 from sparkscope.views.common import app_link
 from sparkscope.views.filters import fmt_duration_ms, fmt_metric, fmt_time_ms
 from sparkscope.views.params import parse_choice, text

@@ -7,10 +7,14 @@ from collections.abc import Mapping
 
 from werkzeug.exceptions import BadRequest
 
-from sparkscope.queries import MAX_PAGE, SEVERITY_NAMES, SORT_COLUMNS, SearchFilters
+from sparkscope.catalogs import SEVERITY_NAMES, SORT_KEYS
+from sparkscope.queries.search import SearchFilters
 
 #: Quick time ranges of the search page, by the value of its `since` parameter.
 SINCE_MS = {"1h": 3_600_000, "1d": 86_400_000, "7d": 7 * 86_400_000, "30d": 30 * 86_400_000}
+
+#: Highest page number search accepts.
+MAX_PAGE = 100_000
 
 SEARCH_PARAMS = (
     "app_id",
@@ -129,7 +133,7 @@ def parse_search(
         end_to_ms=parse_time_ms(args, "end_to", end_of_day=True),
         min_severity=parse_severity(args),
         heuristic=heuristic,
-        sort=parse_choice(args, "sort", tuple(SORT_COLUMNS), "start"),
+        sort=parse_choice(args, "sort", SORT_KEYS, "start"),
         descending=parse_choice(args, "order", ("desc", "asc"), "desc") == "desc",
         page=parse_int(args, "page", 1, 1, MAX_PAGE),
     )

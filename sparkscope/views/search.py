@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, current_app, render_template, request
 
 from sparkscope.db import now_ms
-from sparkscope.queries import search_apps
+from sparkscope.queries.search import search_apps
 from sparkscope.views.common import registry
 from sparkscope.views.params import SEARCH_PARAMS, SINCE_MS, parse_search
 from sparkscope.web import get_session

@@ -6,9 +6,11 @@ import pytest
 from sqlalchemy import update
 from sqlalchemy.orm import Session
 
-from sparkscope import queries
 from sparkscope.models import Stage
-from sparkscope.queries import SearchFilters, cached, search_apps, shs_app_url, stage_count, stages
+from sparkscope.queries import search as search_module
+from sparkscope.queries.cache import cached
+from sparkscope.queries.detail import shs_app_url, stage_count, stages
+from sparkscope.queries.search import SearchFilters, search_apps
 from tests.web import builders as b
 
 
@@ -49,9 +51,9 @@ def test_search_count_is_bounded(session: Session, monkeypatch: pytest.MonkeyPat
     srv = b.server(session)
     for i in range(4):
         b.application(session, srv, f"app-count-{i}", name="count me", num_stages=1)
-    monkeypatch.setattr(queries, "COUNT_CAP", 3)
+    monkeypatch.setattr(search_module, "COUNT_CAP", 3)
     page = search_apps(session, SearchFilters(name="count me"), per_page=2)
     assert page.total == 3 and not page.total_exact and len(page.rows) == 2
-    monkeypatch.setattr(queries, "COUNT_CAP", 10)
+    monkeypatch.setattr(search_module, "COUNT_CAP", 10)
     page = search_apps(session, SearchFilters(name="count me"), per_page=2)
     assert page.total == 4 and page.total_exact

@@ -1,0 +1,277 @@
+"""The application page: one application, its findings, configuration, stages and executors."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from heuristics import Registry
+from heuristics.base import HeuristicResult
+from sparkscope.analysis import ensure_analyzed, load_inputs
+from sparkscope.catalogs import APP_METRICS, KEY_CONFIG, Metric
+from sparkscope.models import Application, EnvironmentProperty, Executor, HistoryServer, Stage
+from sparkscope.queries.cache import cached, db_key
+from sparkscope.queries.errors import AmbiguousAppError, NotFoundError
+from sparkscope.redaction import redact
+from sparkscope.resources import Resources, compute_resources, cost
+
+
+def app_metrics(app: Application) -> list[tuple[Metric, Any]]:
+    """The application's totals in display order."""
+    return [(m, getattr(app, m.key)) for m in APP_METRICS]
+
+
+def find_app(
+    session: Session, app_id: str, server: str | None = None, attempt: str | None = None
+) -> Application:
+    """The application with this Spark id (latest attempt unless ``attempt`` is given)."""
+    query = (
+        select(Application, HistoryServer.name)
+        .join(HistoryServer, HistoryServer.id == Application.server_id)
+        .where(Application.app_id == app_id)
+    )
+    if server is not None:
+        query = query.where(HistoryServer.name == server)
+    if attempt is not None:
+        query = query.where(Application.attempt_id == attempt)
+    rows = list(session.execute(query).all())
+    if not rows:
+        where = f" on server {server!r}" if server is not None else ""
+        raise NotFoundError(f"no application {app_id!r}{where}")
+    servers = sorted({name for _app, name in rows})
+    if len(servers) > 1:
+        raise AmbiguousAppError(app_id, servers)
+    # Several attempts: the latest one is the one that counts (as Spark's own UI does).
+    rows.sort(key=lambda r: (r[0].start_time_ms or 0, r[0].attempt_id or ""))
+    app: Application = rows[-1][0]
+    return app
+
+
+def previous_run(session: Session, app: Application) -> Application | None:
+    """The run of the same name on the same server that started just before this one."""
+    if app.start_time_ms is None:
+        return None
+    return session.scalars(
+        select(Application)
+        .where(Application.server_id == app.server_id)
+        .where(Application.name == app.name)
+        .where(Application.start_time_ms < app.start_time_ms)
+        .order_by(Application.start_time_ms.desc())
+        .limit(1)
+    ).first()
+
+
+def shs_app_url(server_url: str, app: Application) -> str | None:
+    """The application's page on its History Server UI; None when the server is a local folder."""
+    if not server_url.startswith(("http://", "https://")):
+        return None
+    base = server_url.rstrip("/")
+    # The configured URL may point at the REST root; the UI lives at the server's root.
+    base = re.sub(r"/api/v1$", "", base)
+    path = f"{base}/history/{app.app_id}/"
+    if app.attempt_id:
+        path += f"{app.attempt_id}/"
+    return path
+
+
+def environment(
+    session: Session, application_pk: int, redaction_regex: str
+) -> dict[str, list[tuple[str, str | None]]]:
+    """All environment properties by section, sorted by name, secrets masked."""
+    out: dict[str, list[tuple[str, str | None]]] = defaultdict(list)
+    rows = session.execute(
+        select(EnvironmentProperty.section, EnvironmentProperty.name, EnvironmentProperty.value)
+        .where(EnvironmentProperty.application_id == application_pk)
+        .order_by(EnvironmentProperty.section, EnvironmentProperty.name)
+    )
+    for section, name, value in rows:
+        # Stored values were redacted by the fetcher; a pattern widened since then applies here too.
+        out[section].append((name, redact(name, value, redaction_regex)))
+    return dict(out)
+
+
+def key_config(env: dict[str, list[tuple[str, str | None]]]) -> list[tuple[str, str | None]]:
+    """The KEY_CONFIG settings with their values (None when unset)."""
+    spark = dict(env.get("spark", []))
+    return [(k, spark.get(k)) for k in KEY_CONFIG]
+
+
+_STAGE_COLUMNS = (
+    Stage.stage_id,
+    Stage.attempt_id,
+    Stage.name,
+    Stage.status,
+    Stage.num_tasks,
+    Stage.num_failed_tasks,
+    Stage.submission_time_ms,
+    Stage.first_task_launched_time_ms,
+    Stage.completion_time_ms,
+    Stage.executor_run_time_ms,
+    Stage.jvm_gc_time_ms,
+    Stage.input_bytes,
+    Stage.output_bytes,
+    Stage.shuffle_read_bytes,
+    Stage.shuffle_write_bytes,
+    Stage.memory_bytes_spilled,
+    Stage.disk_bytes_spilled,
+)
+
+_EXECUTOR_COLUMNS = (
+    Executor.executor_id,
+    Executor.is_driver,
+    Executor.host_port,
+    Executor.total_cores,
+    Executor.max_memory_bytes,
+    Executor.add_time_ms,
+    Executor.remove_time_ms,
+    Executor.remove_reason,
+    Executor.total_duration_ms,
+    Executor.total_gc_time_ms,
+    Executor.total_tasks,
+    Executor.failed_tasks,
+    Executor.total_input_bytes,
+    Executor.total_shuffle_read_bytes,
+    Executor.total_shuffle_write_bytes,
+    Executor.peak_jvm_heap_bytes,
+)
+
+
+def stages(session: Session, application_pk: int, limit: int | None = None) -> list[Any]:
+    """Stage attempts of one application by id; with ``limit``, only the longest-running ones."""
+    query = select(*_STAGE_COLUMNS).where(Stage.application_id == application_pk)
+    if limit is not None:
+        query = query.order_by(Stage.executor_run_time_ms.desc()).limit(limit)
+    rows = list(session.execute(query).all())
+    rows.sort(key=lambda r: (r.stage_id, r.attempt_id))
+    return rows
+
+
+def stage_count(session: Session, application_pk: int) -> int:
+    """Number of stage attempts stored for one application."""
+    return (
+        session.scalar(
+            select(func.count()).select_from(Stage).where(Stage.application_id == application_pk)
+        )
+        or 0
+    )
+
+
+def executors(session: Session, application_pk: int) -> list[Any]:
+    """Executors (and the driver) of one application."""
+    rows = session.execute(
+        select(*_EXECUTOR_COLUMNS).where(Executor.application_id == application_pk)
+    ).all()
+    # Driver first, then executors by numeric id.
+    return sorted(
+        rows,
+        key=lambda r: (
+            not r.is_driver,
+            int(r.executor_id) if r.executor_id.isdigit() else 0,
+            r.executor_id,
+        ),
+    )
+
+
+# Stored applications are finished and only change when re-fetched, so their resource figures are
+# kept per process; the key holds the database and the fetch time.
+RESOURCES_CACHE_SECONDS = 3600.0
+
+
+def resources(
+    session: Session,
+    app: Application,
+    core_hour_price: float | None = None,
+    gb_hour_price: float | None = None,
+) -> dict[str, Any] | None:
+    """Resource accounting of one application (issue 6), with money when prices are set."""
+
+    def compute() -> tuple[Resources, dict[str, Any]] | None:
+        # One encoded row rather than every stage, job and executor row (read-only: a GET).
+        data = load_inputs(session, [app.id], store=False).get(app.id)
+        if data is None:
+            return None
+        computed = compute_resources(data)
+        return computed, computed.to_dict()
+
+    key = ("resources", db_key(session), app.id, app.fetched_at_ms)
+    entry = cached(key, RESOURCES_CACHE_SECONDS, compute)
+    if entry is None:
+        return None
+    computed, figures = entry
+    # Money is the cached figures times the prices in force now.
+    return {**figures, "cost": cost(computed, core_hour_price, gb_hour_price)}
+
+
+def resource_value(res: dict[str, Any] | None, dotted: str) -> Any:
+    """A value of the `resources` dict by dotted key (None when absent)."""
+    value: Any = res
+    for part in dotted.split("."):
+        if not isinstance(value, dict):
+            return None
+        value = value.get(part)
+    return value
+
+
+def sort_findings(results: list[HeuristicResult], by: str) -> list[HeuristicResult]:
+    """Findings worst first (``by='severity'``) or costliest first (``by='impact'``)."""
+    if by == "impact":
+
+        def cost(r: HeuristicResult) -> tuple[float, float, int]:
+            core_hours = r.impact.core_hours if r.impact and r.impact.core_hours else 0.0
+            wall = r.impact.wall_seconds if r.impact and r.impact.wall_seconds else 0.0
+            return (-core_hours, -wall, -int(r.severity))
+
+        return sorted(results, key=cost)
+    return sorted(results, key=lambda r: (-int(r.severity), r.name))
+
+
+@dataclass
+class AppDetail:
+    """Everything the application page and `/api/apps/<id>` show."""
+
+    app: Application
+    server: HistoryServer
+    findings: list[HeuristicResult]
+    env: dict[str, list[tuple[str, str | None]]]
+    key_config: list[tuple[str, str | None]]
+    previous: Application | None
+    shs_url: str | None
+    resources: dict[str, Any] | None
+    stages: list[Any] = field(default_factory=list)
+    stage_total: int = 0
+    executors: list[Any] = field(default_factory=list)
+
+
+def app_detail(
+    session: Session,
+    app: Application,
+    registry: Registry,
+    redaction_regex: str,
+    with_tables: bool = True,
+    findings_sort: str = "severity",
+    prices: tuple[float | None, float | None] = (None, None),
+    stage_limit: int | None = None,
+) -> AppDetail:
+    """Load one application's page: findings under the config in force (re-scored if stale)."""
+    findings = sort_findings(ensure_analyzed(session, app.id, registry), findings_sort)
+    server = session.get(HistoryServer, app.server_id)
+    assert server is not None  # the foreign key guarantees it
+    env = environment(session, app.id, redaction_regex)
+    return AppDetail(
+        app=app,
+        server=server,
+        findings=findings,
+        env=env,
+        key_config=key_config(env),
+        previous=previous_run(session, app),
+        shs_url=shs_app_url(server.url, app),
+        resources=resources(session, app, *prices),
+        stages=stages(session, app.id, stage_limit) if with_tables else [],
+        stage_total=stage_count(session, app.id) if with_tables else 0,
+        executors=executors(session, app.id) if with_tables else [],
+    )

@@ -1,0 +1,77 @@
+"""The history page: every run of a recurring application, and the names to choose from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import select, text
+from sqlalchemy.orm import Session
+
+from sparkscope.catalogs import HISTORY_METRICS
+from sparkscope.models import Application, HistoryServer
+
+
+@dataclass(frozen=True)
+class HistoryPoint:
+    """One run of a recurring application for the history chart."""
+
+    app_id: str
+    attempt_id: str
+    server: str
+    start_time_ms: int
+    duration_ms: int | None
+    worst_severity: int | None
+    value: float | None
+
+
+def history(
+    session: Session, name: str, metric: str = "duration", server: str | None = None
+) -> list[HistoryPoint]:
+    """Every run with exactly this name, oldest first, with the chosen metric."""
+    col = getattr(Application, HISTORY_METRICS[metric].key)
+    query = (
+        select(
+            Application.app_id,
+            Application.attempt_id,
+            HistoryServer.name.label("server"),
+            Application.start_time_ms,
+            Application.duration_ms,
+            Application.worst_severity,
+            col.label("value"),
+        )
+        .join(HistoryServer, HistoryServer.id == Application.server_id)
+        .where(Application.name == name)
+        .where(Application.start_time_ms.is_not(None))
+        .order_by(Application.start_time_ms)
+    )
+    if server:
+        query = query.where(HistoryServer.name == server)
+    return [
+        HistoryPoint(
+            app_id=r.app_id,
+            attempt_id=r.attempt_id or "",
+            server=r.server,
+            start_time_ms=r.start_time_ms,
+            duration_ms=r.duration_ms,
+            worst_severity=r.worst_severity,
+            value=r.value,
+        )
+        for r in session.execute(query)
+    ]
+
+
+def app_names(session: Session, limit: int = 1000) -> list[str]:
+    """Distinct application names for suggestions, alphabetically (bounded)."""
+    # A skip scan: one index probe per distinct name instead of grouping the whole table.
+    rows = session.execute(
+        text(
+            "WITH RECURSIVE names(name) AS ("
+            " SELECT min(name) FROM application"
+            " UNION ALL"
+            " SELECT (SELECT min(a.name) FROM application a WHERE a.name > names.name)"
+            " FROM names WHERE names.name IS NOT NULL"
+            ") SELECT name FROM names WHERE name IS NOT NULL LIMIT :limit"
+        ),
+        {"limit": limit},
+    )
+    return [r[0] for r in rows]
