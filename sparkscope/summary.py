@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import cast
 
-from sqlalchemy import Connection, Table, and_, delete, select, text
+from sqlalchemy import Connection, Table, delete, select, text, tuple_
 from sqlalchemy.orm import Session
 
 from sparkscope.db import dialect_insert
@@ -107,10 +107,14 @@ def apply(session: Session, before: Mapping[Key, Vector], after: Mapping[Key, Ve
     )
     session.execute(upsert, rows)
     # A row nothing counts any more goes (its float sum may keep a rounding residue).
-    touched_days = sorted({r["day"] for r in rows})
-    session.execute(
-        delete(DaySummary).where(and_(DaySummary.day.in_(touched_days), DaySummary.apps <= 0))
-    )
+    emptied = [(r["dimension"], r["day"], r["key"]) for r in rows if r["apps"] < 0]
+    if emptied:
+        session.execute(
+            delete(DaySummary).where(
+                tuple_(DaySummary.dimension, DaySummary.day, DaySummary.key).in_(emptied),
+                DaySummary.apps <= 0,
+            )
+        )
 
 
 def _typed(vector: Sequence[float]) -> list[float | int]:
