@@ -92,10 +92,11 @@ def apply(session: Session, before: Mapping[Key, Vector], after: Mapping[Key, Ve
         _add(delta, key, vector)
     for key, vector in before.items():
         _add(delta, key, vector, -1)
+    # Sorted: one order for every writer, so that two of them cannot deadlock on the rows.
+    changed = sorted((k, _typed(v)) for k, v in delta.items() if _changes(v))
     rows = [
-        {"dimension": k[0], "day": k[1], "key": k[2], **dict(zip(FIELDS, _typed(v), strict=True))}
-        for k, v in sorted(delta.items())  # one order for every writer: no deadlock between them
-        if any(v)
+        {"dimension": k[0], "day": k[1], "key": k[2], **dict(zip(FIELDS, v, strict=True))}
+        for k, v in changed
     ]
     if not rows:
         return
@@ -107,7 +108,7 @@ def apply(session: Session, before: Mapping[Key, Vector], after: Mapping[Key, Ve
     )
     session.execute(upsert, rows)
     # A row nothing counts any more goes (its float sum may keep a rounding residue).
-    emptied = [(r["dimension"], r["day"], r["key"]) for r in rows if r["apps"] < 0]
+    emptied = [k for k, v in changed if v[0] < 0]
     if emptied:
         session.execute(
             delete(DaySummary).where(
@@ -115,6 +116,12 @@ def apply(session: Session, before: Mapping[Key, Vector], after: Mapping[Key, Ve
                 DaySummary.apps <= 0,
             )
         )
+
+
+def _changes(vector: Sequence[float]) -> bool:
+    # Adding and taking away the same core-hours may leave a float residue: not a change.
+    limits = (0, 0, 0, 0, 0, 1e-9, 0)
+    return any(abs(v) > limit for v, limit in zip(vector, limits, strict=True))
 
 
 def _typed(vector: Sequence[float]) -> list[float | int]:
