@@ -89,12 +89,12 @@ class Application(Base):
         Index("ix_application_worst_severity_start", "worst_severity", "start_time_ms"),
         Index("ix_application_duration_ms", "duration_ms"),
         Index("ix_application_wasted_core_hours", "wasted_core_hours"),
-        # The dashboard over a period (waste by user and queue, findings of the period's apps) as
-        # index-only scans.
+        # The dashboard's part day (severities, waste by user and queue, ids for the findings)
+        # as index-only scans; its whole days come from day_summary.
         Index(
             "ix_application_start_waste",
             "start_time_ms",
-            postgresql_include=["id", "spark_user", "queue", "wasted_core_hours"],
+            postgresql_include=["id", "spark_user", "queue", "wasted_core_hours", "worst_severity"],
         ),
         # Case-insensitive substring search on names (ILIKE '%x%') on PostgreSQL; a plain index
         # on SQLite, which has no trigram indexes.

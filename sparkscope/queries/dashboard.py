@@ -5,12 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import any_, func, select
 from sqlalchemy.orm import Session
 
 from heuristics.base import Severity
 from sparkscope import summary
 from sparkscope.catalogs import SEVERITY_NAMES, severity_name
+from sparkscope.db import is_postgres
 from sparkscope.models import AnalysisResult, Application, DaySummary, FetchRun, HistoryServer
 from sparkscope.queries.search import ROW_COLUMNS, AppRow, app_row
 
@@ -96,10 +97,17 @@ def _period_sums(session: Session, dimension: str, since_ms: int) -> dict[str, l
         return sums
     in_edge = (Application.start_time_ms >= lo, Application.start_time_ms < hi)
     if dimension == "heuristic":
+        ids = select(Application.id).where(*in_edge)
+        # PostgreSQL would join by hashing every finding; an array of the edge's ids makes it
+        # look up only theirs.
+        of_edge = (
+            AnalysisResult.application_id == any_(func.array(ids.scalar_subquery()))
+            if is_postgres(session)
+            else AnalysisResult.application_id.in_(ids)
+        )
         edge = (
             select(AnalysisResult.heuristic, func.count())
-            .join(Application, Application.id == AnalysisResult.application_id)
-            .where(*in_edge, AnalysisResult.severity > int(Severity.NONE))
+            .where(of_edge, AnalysisResult.severity > int(Severity.NONE))
             .group_by(AnalysisResult.heuristic)
         )
     else:
