@@ -53,7 +53,12 @@ def scenarios(compare_ids: Sequence[str]) -> list[tuple[str, str, bool]]:
         ("search, last 7 days by duration", "/search?since=7d&sort=duration", False),
         ("api/apps, severity filter", "/api/apps?severity=critical", False),
         ("application, 2,000 stages", f"/apps/{BIG_APP_ID}", False),
-        ("application, 2,000 stages, all", f"/apps/{BIG_APP_ID}?stages=all", False),
+        ("application, all stages, page 1", f"/apps/{BIG_APP_ID}?stages=all", False),
+        (
+            "application, all stages, last page",
+            f"/apps/{BIG_APP_ID}?stages=all&stage_page=10",
+            False,
+        ),
         ("api/apps/<id>, 2,000 stages", f"/api/apps/{BIG_APP_ID}", False),
         ("compare", f"/compare?left={left}&right={right}", False),
         ("history, 1,000 runs", f"/history?name={name}", False),
