@@ -75,12 +75,7 @@ class Application(Base):
     __tablename__ = "application"
     __table_args__ = (
         UniqueConstraint("server_id", "app_id", "attempt_id"),
-        # INCLUDE lets the dashboard's fleet totals be an index-only scan on PostgreSQL.
-        Index(
-            "ix_application_start_time_ms",
-            "start_time_ms",
-            postgresql_include=["num_executors", "num_jobs", "num_stages", "num_tasks"],
-        ),
+        Index("ix_application_start_time_ms", "start_time_ms"),
         Index("ix_application_end_time_ms", "end_time_ms"),
         Index("ix_application_name_start", "name", "start_time_ms"),
         Index("ix_application_spark_user", "spark_user"),

@@ -28,6 +28,9 @@ _SUMS = (
 )
 
 
+PART_DAY = ["id", "spark_user", "queue", "wasted_core_hours"]
+
+
 def _count(name: str, comment: str) -> sa.Column:
     return sa.Column(name, sa.BigInteger(), server_default="0", nullable=False, comment=comment)
 
@@ -86,21 +89,20 @@ def upgrade() -> None:
 
     if op.get_bind().dialect.name == "postgresql":
         # The part day the dashboard reads from the applications, severities included, as an
-        # index-only scan.
-        _start_waste_index(["id", "spark_user", "queue", "wasted_core_hours", "worst_severity"])
+        # index-only scan; the fleet totals come from day_summary, no longer from an index.
+        _index("ix_application_start_waste", PART_DAY + ["worst_severity"])
+        _index("ix_application_start_time_ms", [])
 
 
-def _start_waste_index(include: list[str]) -> None:
-    op.drop_index("ix_application_start_waste", table_name="application")
-    op.create_index(
-        "ix_application_start_waste",
-        "application",
-        ["start_time_ms"],
-        postgresql_include=include,
-    )
+def _index(name: str, include: list[str]) -> None:
+    op.drop_index(name, table_name="application")
+    op.create_index(name, "application", ["start_time_ms"], postgresql_include=include)
 
 
 def downgrade() -> None:
     if op.get_bind().dialect.name == "postgresql":
-        _start_waste_index(["id", "spark_user", "queue", "wasted_core_hours"])
+        _index("ix_application_start_waste", PART_DAY)
+        _index(
+            "ix_application_start_time_ms", ["num_executors", "num_jobs", "num_stages", "num_tasks"]
+        )
     op.drop_table("day_summary")
