@@ -36,6 +36,8 @@ Vector = tuple[float, ...]
 Contributions = dict[Key, Vector]
 
 _CHUNK = 1000
+#: Key of the PostgreSQL advisory lock held by summary writers until they commit.
+LOCK_KEY = 0x5350_4B53_5355_4D4D
 
 
 def day_of(start_time_ms: int | None) -> int:
@@ -49,8 +51,19 @@ def _add(into: dict[Key, list[float]], key: Key, vector: Iterable[float], sign: 
         acc[i] += sign * v
 
 
+def lock(session: Session | Connection) -> None:
+    """Serialise summary writers until the end of the transaction (PostgreSQL; SQLite has one
+    writer at a time anyway): a writer's "before" is then never stale, even when a fetch and an
+    ``analyze`` change the same application at the same moment."""
+    bind = session.get_bind() if isinstance(session, Session) else session
+    if bind.dialect.name == "postgresql":
+        session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": LOCK_KEY})
+
+
 def read(session: Session, application_pks: Iterable[int | None]) -> Contributions:
-    """What the given applications (those that exist) contribute to the summary now."""
+    """What the given applications (those that exist) contribute to the summary now; takes the
+    writers' lock first (see :func:`lock`)."""
+    lock(session)
     pks = sorted({pk for pk in application_pks if pk is not None})
     out: dict[Key, list[float]] = {}
     for i in range(0, len(pks), _CHUNK):
@@ -164,6 +177,7 @@ RECOUNT_SQL = " UNION ALL ".join(
 
 def rebuild(conn: Connection | Session) -> None:
     """Recount the whole summary from the applications and their findings."""
+    lock(conn)
     conn.execute(delete(DaySummary))
     conn.execute(
         text(f"INSERT INTO day_summary (dimension, day, key, {', '.join(FIELDS)}) " + RECOUNT_SQL)

@@ -191,3 +191,30 @@ def test_migration_fills_the_summary_from_stored_applications(
     assert_same(assert_matches_recount(factory), upkeep)
     with factory() as session:
         assert session.scalar(select(func.count()).select_from(DaySummary)) == len(upkeep)
+
+
+def test_a_second_writer_waits_for_the_first_to_commit(fresh_pg_url: str, factory_of) -> None:
+    """Two writers of the same application cannot both read its old contribution."""
+    import threading
+    import time
+
+    factory = _factory(fresh_pg_url, factory_of)
+    first = factory()
+    first.begin()
+    summary.read(first, [1])
+    done: list[float] = []
+
+    def second() -> None:
+        with factory() as session, session.begin():
+            summary.read(session, [1])
+            done.append(time.monotonic())
+
+    thread = threading.Thread(target=second)
+    thread.start()
+    time.sleep(0.5)
+    assert done == []  # still waiting for the first writer's lock
+    committed = time.monotonic()
+    first.commit()
+    first.close()
+    thread.join(timeout=10)
+    assert done and done[0] >= committed
