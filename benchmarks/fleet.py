@@ -22,7 +22,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, func, select, text
 
-from sparkscope import migrate
+from sparkscope import migrate, summary
 from sparkscope.analysis import load_heuristics
 from sparkscope.config import BUNDLED_CONFIG_DIR
 from sparkscope.db import make_engine, now_ms
@@ -437,6 +437,7 @@ def generate(database_url: str, apps: int = 100_000, seed: int = 42) -> dict[str
             rows = Rows([], [], [], [], [], [])
     _flush(engine, rows)
     with engine.begin() as conn:
+        summary.rebuild(conn)  # the dashboard's per-day summary, in one pass of SQL
         conn.execute(text("SELECT setval('history_server_id_seq', 2)"))
         conn.execute(text("SELECT setval('application_id_seq', :n)"), {"n": apps})
     # VACUUM sets the visibility map, so count and distinct-name scans can be index-only.

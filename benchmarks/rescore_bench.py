@@ -30,7 +30,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from benchmarks.pg import throwaway_database
 from heuristics import Registry
-from sparkscope import inputs
+from sparkscope import inputs, summary
 from sparkscope.analysis import (
     BATCH_SIZE,
     analyze_all,
@@ -103,6 +103,7 @@ def clone(engine: Engine, target: int) -> int:
                     )
                 )
             n += len(take)
+        summary.rebuild(c)  # the copies count in the dashboard's summary, as loaded ones would
     return n
 
 

@@ -317,8 +317,8 @@ def _loop(minutes: int) -> None:
 
 
 def _truncate(factory: Any) -> None:
-    from sparkscope.models import Application, FetchFailure, FetchRun, HistoryServer
+    from sparkscope.models import Application, DaySummary, FetchFailure, FetchRun, HistoryServer
 
     with factory() as session, session.begin():
-        for model in (FetchFailure, FetchRun, Application, HistoryServer):
+        for model in (FetchFailure, FetchRun, Application, HistoryServer, DaySummary):
             session.query(model).delete()

@@ -12,6 +12,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from fetcher.parse import AppBundle
+from sparkscope import summary
 from sparkscope.db import dialect_insert, now_ms
 from sparkscope.models import (
     APP_CHILD_TABLES,
@@ -54,6 +55,7 @@ def load_application(session: Session, server_id: int, bundle: AppBundle) -> int
             Application.attempt_id == row["attempt_id"],
         )
     )
+    before = summary.read(session, [existing])
     stmt = dialect_insert(session, Application).values(**row)
     stmt = stmt.on_conflict_do_update(
         index_elements=["server_id", "app_id", "attempt_id"], set_=update
@@ -94,6 +96,7 @@ def load_application(session: Session, server_id: int, bundle: AppBundle) -> int
             FetchFailure.attempt_id == row["attempt_id"],
         )
     )
+    summary.apply(session, before, summary.read(session, [app_pk]))
     return app_pk
 
 

@@ -96,12 +96,10 @@ def _check_database(url: str, need: Database) -> None:
     from sparkscope import migrate
     from sparkscope.db import sqlite_path
 
-    if need == "current":
-        problem = migrate.database_problem(url)
-    elif sqlite_path(url) is not None:
-        return  # `db upgrade` and `fetch` make the embedded SQLite file themselves
-    else:
-        problem = migrate.database_problem(url, schema=False)
+    if sqlite_path(url) is not None and need != "current":
+        return  # `db upgrade` and `fetch` make (and migrate) the embedded SQLite file themselves
+    # `fetch` migrates only the embedded SQLite database: elsewhere it needs the schema current
+    problem = migrate.database_problem(url, schema=need != "reachable")
     if problem:
         fail_usage(problem)
 

@@ -75,12 +75,7 @@ class Application(Base):
     __tablename__ = "application"
     __table_args__ = (
         UniqueConstraint("server_id", "app_id", "attempt_id"),
-        # INCLUDE lets the dashboard's fleet totals be an index-only scan on PostgreSQL.
-        Index(
-            "ix_application_start_time_ms",
-            "start_time_ms",
-            postgresql_include=["num_executors", "num_jobs", "num_stages", "num_tasks"],
-        ),
+        Index("ix_application_start_time_ms", "start_time_ms"),
         Index("ix_application_end_time_ms", "end_time_ms"),
         Index("ix_application_name_start", "name", "start_time_ms"),
         Index("ix_application_spark_user", "spark_user"),
@@ -89,12 +84,12 @@ class Application(Base):
         Index("ix_application_worst_severity_start", "worst_severity", "start_time_ms"),
         Index("ix_application_duration_ms", "duration_ms"),
         Index("ix_application_wasted_core_hours", "wasted_core_hours"),
-        # The dashboard over a period (waste by user and queue, findings of the period's apps) as
-        # index-only scans.
+        # The dashboard's part day (severities, waste by user and queue, ids for the findings)
+        # as index-only scans; its whole days come from day_summary.
         Index(
             "ix_application_start_waste",
             "start_time_ms",
-            postgresql_include=["id", "spark_user", "queue", "wasted_core_hours"],
+            postgresql_include=["id", "spark_user", "queue", "wasted_core_hours", "worst_severity"],
         ),
         # Case-insensitive substring search on names (ILIKE '%x%') on PostgreSQL; a plain index
         # on SQLite, which has no trigram indexes.
@@ -537,3 +532,41 @@ APP_CHILD_TABLES = (
     Executor,
     EnvironmentProperty,
 )
+
+
+# --- fleet summary (dashboard at scale)
+
+
+class DaySummary(Base):
+    """Per UTC day of start, the fleet's counts and sums along one dimension: what the dashboard
+    adds up instead of scanning every application of its period.
+
+    Maintained by :mod:`sparkscope.summary` whenever applications are loaded, analysed or deleted;
+    rebuilt from scratch by :func:`sparkscope.summary.rebuild`.
+    """
+
+    __tablename__ = "day_summary"
+    __table_args__ = {
+        "comment": "per day x (severity | user | queue | heuristic): application counts and sums"
+    }
+
+    dimension: Mapped[str] = mapped_column(
+        String(16), primary_key=True, comment="severity, user, queue or heuristic"
+    )
+    day: Mapped[int] = mapped_column(
+        Integer, primary_key=True, comment="start_time_ms // 86400000 (UTC day); -1 when unknown"
+    )
+    key: Mapped[str] = mapped_column(
+        String(255),
+        primary_key=True,
+        comment="worst severity (0-4, '' unanalysed), user, queue ('' none) or heuristic name",
+    )
+    apps: Mapped[int] = _count("applications (heuristic: findings above NONE) of the day and key")
+    executors: Mapped[int] = _count("sum of num_executors")
+    jobs: Mapped[int] = _count("sum of num_jobs")
+    stages: Mapped[int] = _count("sum of num_stages")
+    tasks: Mapped[int] = _count("sum of num_tasks")
+    wasted_core_hours: Mapped[float] = mapped_column(
+        Float, nullable=False, default=0.0, server_default="0", comment="sum of wasted core-hours"
+    )
+    wasted_apps: Mapped[int] = _count("applications whose wasted core-hours are known")

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 from heuristics import Registry
 from heuristics import base as hb
 from heuristics.base import HeuristicResult
+from sparkscope import summary
 from sparkscope.db import dialect_insert, is_postgres, now_ms
 from sparkscope.models import Analysis, AnalysisResult, Application, HeuristicsConfig
 
@@ -43,6 +44,7 @@ def store_documents(
     boundary, and stored results leave the thresholds out), and reading a document back costs a
     fraction of rewriting it.
     """
+    before = summary.read(session, list(scored))
     documents = {pk: orjson.dumps(results).decode() for pk, results in scored.items()}
     changed = [pk for pk, doc in documents.items() if stored.get(pk) != doc]
     if changed:
@@ -72,6 +74,7 @@ def store_documents(
         ],
         fingerprint,
     )
+    summary.apply(session, before, summary.read(session, list(scored)))
 
 
 def _write_documents(session: Session, documents: dict[int, str], at: int) -> None:

@@ -5,12 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import any_, func, select
 from sqlalchemy.orm import Session
 
 from heuristics.base import Severity
+from sparkscope import summary
 from sparkscope.catalogs import SEVERITY_NAMES, severity_name
-from sparkscope.models import AnalysisResult, Application, FetchRun, HistoryServer
+from sparkscope.db import is_postgres
+from sparkscope.models import AnalysisResult, Application, DaySummary, FetchRun, HistoryServer
 from sparkscope.queries.search import ROW_COLUMNS, AppRow, app_row
 
 
@@ -52,49 +54,117 @@ class Dashboard:
     top_wasted_queues: list[Ranked]
 
 
-def _severity_counts(
-    session: Session, day_start_ms: int, week_start_ms: int
-) -> tuple[dict[str, int], dict[str, int]]:
-    # One pass over the week's applications gives both the day's and the week's counts.
-    rows = session.execute(
+# The figures of a period come from the per-day summary (sparkscope.summary): its whole days, plus
+# or minus the applications of the one day the period starts inside, whichever part of that day is
+# smaller. Only that half day at most is read from the applications themselves.
+DAY_MS = summary.DAY_MS
+_EDGE_KEYS: dict[str, Any] = {
+    "severity": Application.worst_severity,
+    "user": Application.spark_user,
+    "queue": Application.queue,
+}
+
+
+def _window(since_ms: int) -> tuple[int, int, int, int]:
+    """(first summary day, edge start, edge end, sign): the applications started at or after
+    ``since_ms`` are those of the summary's days from the first on, plus (sign 1) or minus
+    (sign -1) those started in [edge start, edge end)."""
+    day, offset = divmod(max(since_ms, 0), DAY_MS)
+    if offset == 0:
+        return day, 0, 0, 0
+    if offset > DAY_MS // 2:
+        return day + 1, since_ms, (day + 1) * DAY_MS, 1
+    return day, day * DAY_MS, since_ms, -1
+
+
+def _period_sums(session: Session, dimension: str, since_ms: int) -> dict[str, list[float]]:
+    """Per key of a dimension, (applications or findings, wasted core-hours, applications with
+    known waste) over the applications started at or after ``since_ms``."""
+    first, lo, hi, sign = _window(since_ms)
+    sums: dict[str, list[float]] = {}
+    for key, *values in session.execute(
         select(
-            Application.worst_severity,
-            func.count().filter(Application.start_time_ms >= day_start_ms),
-            func.count(),
+            DaySummary.key,
+            func.sum(DaySummary.apps),
+            func.sum(DaySummary.wasted_core_hours),
+            func.sum(DaySummary.wasted_apps),
         )
-        .where(Application.start_time_ms >= week_start_ms)
-        .group_by(Application.worst_severity)
-    )
-    day = {name: 0 for name in (*SEVERITY_NAMES, "unknown")}
-    week = dict(day)
-    for level, n_day, n_week in rows:
-        day[severity_name(level)] += n_day
-        week[severity_name(level)] += n_week
-    return day, week
+        .where(DaySummary.dimension == dimension, DaySummary.day >= first)
+        .group_by(DaySummary.key)
+    ):
+        sums[key] = [float(v or 0) for v in values]
+    if not sign:
+        return sums
+    in_edge = (Application.start_time_ms >= lo, Application.start_time_ms < hi)
+    if dimension == "heuristic":
+        ids = select(Application.id).where(*in_edge)
+        # PostgreSQL would join by hashing every finding; an array of the edge's ids makes it
+        # look up only theirs.
+        of_edge = (
+            AnalysisResult.application_id == any_(func.array(ids.scalar_subquery()))
+            if is_postgres(session)
+            else AnalysisResult.application_id.in_(ids)
+        )
+        edge = (
+            select(AnalysisResult.heuristic, func.count())
+            .where(of_edge, AnalysisResult.severity > int(Severity.NONE))
+            .group_by(AnalysisResult.heuristic)
+        )
+    else:
+        col = _EDGE_KEYS[dimension]
+        edge = (
+            select(
+                col,
+                func.count(),
+                func.sum(Application.wasted_core_hours),
+                func.count(Application.wasted_core_hours),
+            )
+            .where(*in_edge)
+            .group_by(col)
+        )
+    for value, *values in session.execute(edge):
+        key = "" if value is None else str(value)
+        acc = sums.setdefault(key, [0.0, 0.0, 0.0])
+        for i, v in enumerate(values):
+            acc[i] += sign * float(v or 0)
+    return sums
 
 
-def _top_wasted_by(session: Session, col: Any, since_ms: int, limit: int) -> list[Ranked]:
-    rows = session.execute(
-        select(col, func.sum(Application.wasted_core_hours), func.count())
-        .where(Application.start_time_ms >= since_ms)
-        .where(Application.wasted_core_hours.is_not(None))
-        .group_by(col)
-        .order_by(func.sum(Application.wasted_core_hours).desc())
-        .limit(limit)
-    )
-    return [Ranked(label or "(none)", float(total or 0), n) for label, total, n in rows]
+def _severity_counts(session: Session, since_ms: int) -> dict[str, int]:
+    counts = {name: 0 for name in (*SEVERITY_NAMES, "unknown")}
+    for key, (n, _, _) in _period_sums(session, "severity", since_ms).items():
+        counts[severity_name(int(key) if key else None)] += round(n)
+    return counts
+
+
+def _top_findings(session: Session, since_ms: int, limit: int) -> list[tuple[str, int]]:
+    counts = [
+        (heuristic, round(n))
+        for heuristic, (n, _, _) in _period_sums(session, "heuristic", since_ms).items()
+        if round(n) > 0
+    ]
+    return sorted(counts, key=lambda hn: (-hn[1], hn[0]))[:limit]
+
+
+def _top_wasted_by(session: Session, dimension: str, since_ms: int, limit: int) -> list[Ranked]:
+    ranked = [
+        Ranked(key or "(none)", total, round(known))
+        for key, (_, total, known) in _period_sums(session, dimension, since_ms).items()
+        if round(known) > 0
+    ]
+    return sorted(ranked, key=lambda r: (-r.value, r.label))[:limit]
 
 
 def dashboard(session: Session, now_ms: int, days: int = 7, top: int = 10) -> Dashboard:
     """Totals, newest application, fetch status, severities and waste rankings."""
     sums = session.execute(
         select(
-            func.count(),
-            func.coalesce(func.sum(Application.num_executors), 0),
-            func.coalesce(func.sum(Application.num_jobs), 0),
-            func.coalesce(func.sum(Application.num_stages), 0),
-            func.coalesce(func.sum(Application.num_tasks), 0),
-        )
+            func.coalesce(func.sum(DaySummary.apps), 0),
+            func.coalesce(func.sum(DaySummary.executors), 0),
+            func.coalesce(func.sum(DaySummary.jobs), 0),
+            func.coalesce(func.sum(DaySummary.stages), 0),
+            func.coalesce(func.sum(DaySummary.tasks), 0),
+        ).where(DaySummary.dimension == "severity")
     ).one()
     totals = dict(
         zip(("applications", "executors", "jobs", "stages", "tasks"), map(int, sums), strict=True)
@@ -124,22 +194,8 @@ def dashboard(session: Session, now_ms: int, days: int = 7, top: int = 10) -> Da
         ).first()
         # Plain values: the dashboard may be cached and read after this session is closed.
         fetch_runs.append((s.name, FetchStatus(*run) if run else None))
-    day_ms, week_ms = 86_400_000, 7 * 86_400_000
-    period_start = now_ms - days * day_ms
-    week_start = now_ms - week_ms
-    severity_day, severity_week = _severity_counts(session, now_ms - day_ms, week_start)
-    top_findings = [
-        (h, n)
-        for h, n in session.execute(
-            select(AnalysisResult.heuristic, func.count())
-            .join(Application, Application.id == AnalysisResult.application_id)
-            .where(Application.start_time_ms >= week_start)
-            .where(AnalysisResult.severity > int(Severity.NONE))
-            .group_by(AnalysisResult.heuristic)
-            .order_by(func.count().desc())
-            .limit(top)
-        )
-    ]
+    period_start = now_ms - days * DAY_MS
+    week_start = now_ms - 7 * DAY_MS
     wasted_rows = session.execute(
         select(*ROW_COLUMNS, Application.wasted_core_hours)
         .join(HistoryServer, HistoryServer.id == Application.server_id)
@@ -152,13 +208,13 @@ def dashboard(session: Session, now_ms: int, days: int = 7, top: int = 10) -> Da
         totals=totals,
         newest=app_row(newest_row) if newest_row else None,
         fetch_runs=fetch_runs,
-        severity_day=severity_day,
-        severity_week=severity_week,
-        top_findings=top_findings,
+        severity_day=_severity_counts(session, now_ms - DAY_MS),
+        severity_week=_severity_counts(session, week_start),
+        top_findings=_top_findings(session, week_start, top),
         days=days,
         top_wasted_apps=[
             Ranked(r.name, float(r.wasted_core_hours), 1, app_row(r)) for r in wasted_rows
         ],
-        top_wasted_users=_top_wasted_by(session, Application.spark_user, period_start, top),
-        top_wasted_queues=_top_wasted_by(session, Application.queue, period_start, top),
+        top_wasted_users=_top_wasted_by(session, "user", period_start, top),
+        top_wasted_queues=_top_wasted_by(session, "queue", period_start, top),
     )

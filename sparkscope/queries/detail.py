@@ -142,10 +142,15 @@ _EXECUTOR_COLUMNS = (
 )
 
 
-def stages(session: Session, application_pk: int, limit: int | None = None) -> list[Any]:
-    """Stage attempts of one application by id; with ``limit``, only the longest-running ones."""
+def stages(
+    session: Session, application_pk: int, limit: int | None = None, offset: int | None = None
+) -> list[Any]:
+    """Stage attempts of one application by id; with ``limit``, only the longest-running ones,
+    or with ``offset`` too, the ``limit`` from ``offset`` on in id order (a page)."""
     query = select(*_STAGE_COLUMNS).where(Stage.application_id == application_pk)
-    if limit is not None:
+    if offset is not None:
+        query = query.order_by(Stage.stage_id, Stage.attempt_id).offset(offset).limit(limit)
+    elif limit is not None:
         query = query.order_by(Stage.executor_run_time_ms.desc()).limit(limit)
     rows = list(session.execute(query).all())
     rows.sort(key=lambda r: (r.stage_id, r.attempt_id))
@@ -257,6 +262,7 @@ def app_detail(
     findings_sort: str = "severity",
     prices: tuple[float | None, float | None] = (None, None),
     stage_limit: int | None = None,
+    stage_offset: int | None = None,
 ) -> AppDetail:
     """Load one application's page: findings under the config in force (scored in memory if the
     stored ones are stale; nothing is written)."""
@@ -278,7 +284,7 @@ def app_detail(
         previous=previous_run(session, app),
         shs_url=shs_app_url(server.url, app),
         resources=resources(session, app, *prices),
-        stages=stages(session, app.id, stage_limit) if with_tables else [],
+        stages=stages(session, app.id, stage_limit, stage_offset) if with_tables else [],
         stage_total=stage_count(session, app.id) if with_tables else 0,
         executors=executors(session, app.id) if with_tables else [],
     )
