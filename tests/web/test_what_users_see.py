@@ -96,6 +96,13 @@ def url(pg_server_url: str, pg_template: str) -> Iterator[str]:
         for i, app_id in enumerate(ODD_IDS):
             odd = b.application(session, srv, app_id, name="odd ids", start_ms=now - i * HOUR_MS)
             b.mark_analyzed(session, odd, fingerprint, Severity.NONE)
+        # Executor ids are the History Server's strings: '²' is a digit to str.isdigit, not to int.
+        odd_exec = b.application(session, srv, "app-odd-executors", name="odd executors")
+        for executor_id in ("²", "10"):
+            session.add(
+                Executor(application_id=odd_exec.id, executor_id=executor_id, is_driver=False)
+            )
+        b.mark_analyzed(session, odd_exec, fingerprint, Severity.NONE)
         for i, (seconds, input_gib) in enumerate(((8, 1), (13, 4))):
             run = b.application(
                 session,
@@ -170,6 +177,14 @@ def test_application_page_has_no_contradictions(client: FlaskClient) -> None:
     assert executors.count(">not reported</td>") == 3  # the driver and two executors
     assert executors.count('History Server">unknown</td>') == 3  # peak heap, not "0 B"
     assert "spent 167 ms in GC" in page
+
+
+def test_executor_ids_that_are_not_ascii_numbers_still_list(client: FlaskClient) -> None:
+    resp = client.get("/apps/app-odd-executors")
+    assert resp.status_code == 200
+    table = resp.get_data(as_text=True).split('id="executor-table"')[1].split("</table>")[0]
+    ids = re.findall(r"<tr[^>]*>\s*<td>([^<]*)</td>", table)
+    assert ids == ["driver", "1", "2", "10", "²"]  # driver, numbers in order, then the rest
 
 
 def test_compare_hides_per_run_settings_and_colours_only_regressions(client: FlaskClient) -> None:
