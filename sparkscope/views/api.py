@@ -147,7 +147,7 @@ def compare() -> Response:
         )
     left = lookup(left_id, text(request.args, "left_server", 200), None, "left_server")
     right = lookup(right_id, text(request.args, "right_server", 200), None, "right_server")
-    reg, _error = registry()
+    reg, error = registry()
     c = load_comparison(get_session(), left, right, reg, redaction_regex(), prices())
     config, per_run = split_per_run(c.config)
     return jsonify(
@@ -181,6 +181,7 @@ def compare() -> Response:
             }
             for p in c.findings
         ],
+        heuristics_config_error=error,
     )
 
 

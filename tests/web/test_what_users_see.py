@@ -281,8 +281,20 @@ def test_config_error_is_shown_on_every_page_and_in_the_api(url: str, tmp_path: 
     for path in ("/", "/history", "/history?name=short+job", "/search", "/help"):
         page = client.get(path).get_data(as_text=True)
         assert 'id="config-error"' in page and "stage_skew.task_time_ratio" in page, path
-    listing = client.get("/api/apps").get_json()
-    assert "stage_skew.task_time_ratio" in (listing["heuristics_config_error"] or "")
+    for path in (
+        "/apps/app-fail",
+        "/compare?left=app-short-0&right=app-short-1",
+    ):
+        page = client.get(path).get_data(as_text=True)
+        assert 'id="config-error"' in page and "stage_skew.task_time_ratio" in page, path
+    # Every API answer whose findings depend on the heuristics in force says they are not the file's.
+    for path in (
+        "/api/apps",
+        "/api/apps/app-fail",
+        "/api/compare?left=app-short-0&right=app-short-1",
+    ):
+        body = client.get(path).get_json()
+        assert "stage_skew.task_time_ratio" in (body["heuristics_config_error"] or ""), path
     app.extensions["sparkscope.engine"].dispose()
 
 
