@@ -37,7 +37,7 @@ def compare() -> str:
     """The chooser form, and both applications aligned when two ids are given."""
     left_id = text(request.args, "left", 255)
     right_id = text(request.args, "right", 255)
-    reg, config_error = registry()
+    reg = registry()[0]
     comparison = None
     per_run: list[ConfigDiff] = []
     if left_id and right_id:
@@ -48,6 +48,5 @@ def compare() -> str:
         per_run=per_run,
         left_id=left_id or "",
         right_id=right_id or "",
-        config_error=config_error,
         currency=currency(),
     )

@@ -29,7 +29,7 @@ def app_page(app_id: str | None) -> str:
     all_stages = parse_choice(request.args, "stages", ("longest", "all"), "longest") == "all"
     findings_sort = parse_choice(request.args, "findings_sort", ("severity", "impact"), "severity")
     app = lookup(app_id, server, attempt)
-    reg, config_error = registry()
+    reg = registry()[0]
     detail = app_detail(
         get_session(),
         app,
@@ -42,7 +42,6 @@ def app_page(app_id: str | None) -> str:
     return render_template(
         "detail/app.html",
         d=detail,
-        config_error=config_error,
         currency=currency(),
         findings_sort=findings_sort,
         metrics=app_metrics(app),

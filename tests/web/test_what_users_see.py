@@ -284,6 +284,9 @@ def test_config_error_is_shown_on_every_page_and_in_the_api(url: str, tmp_path: 
     for path in (
         "/apps/app-fail",
         "/compare?left=app-short-0&right=app-short-1",
+        "/compare",
+        "/help/stage_skew",
+        "/help/no_such_heuristic",  # error pages too: the banner comes with every template
     ):
         page = client.get(path).get_data(as_text=True)
         assert 'id="config-error"' in page and "stage_skew.task_time_ratio" in page, path
