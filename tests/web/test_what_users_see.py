@@ -20,7 +20,7 @@ from heuristics.base import Severity
 from sparkscope.analysis import load_heuristics
 from sparkscope.config import BUNDLED_CONFIG_DIR
 from sparkscope.db import make_engine, now_ms
-from sparkscope.models import Executor
+from sparkscope.models import Executor, Stage
 from tests.conftest import create_pg_database, drop_pg_database
 from tests.web import builders as b
 from tests.web.conftest import make_app
@@ -102,6 +102,12 @@ def url(pg_server_url: str, pg_template: str) -> Iterator[str]:
             session.add(
                 Executor(application_id=odd_exec.id, executor_id=executor_id, is_driver=False)
             )
+        # Its first stage's first task is stamped before the stage's submission (clock skew).
+        session.execute(
+            update(Stage)
+            .where(Stage.application_id == odd_exec.id, Stage.stage_id == 0)
+            .values(first_task_launched_time_ms=Stage.submission_time_ms - 5000)
+        )
         b.mark_analyzed(session, odd_exec, fingerprint, Severity.NONE)
         for i, (seconds, input_gib) in enumerate(((8, 1), (13, 4))):
             run = b.application(
@@ -185,6 +191,19 @@ def test_executor_ids_that_are_not_ascii_numbers_still_list(client: FlaskClient)
     table = resp.get_data(as_text=True).split('id="executor-table"')[1].split("</table>")[0]
     ids = re.findall(r"<tr[^>]*>\s*<td>([^<]*)</td>", table)
     assert ids == ["driver", "1", "2", "10", "²"]  # driver, numbers in order, then the rest
+
+
+def test_stage_waits_follow_the_resource_accounting_rule(client: FlaskClient) -> None:
+    page = client.get("/apps/app-odd-executors?stages=all").get_data(as_text=True)
+    table = page.split('id="stage-table"')[1].split("<tbody>")[1].split("</tbody>")[0]
+    rows = re.findall(r"<tr>(.*?)</tr>", table, re.S)
+    assert len(rows) == 3
+    # Cells with a sort value: stage, attempt, tasks, failed, duration, wait, ...
+    waits = [re.findall(r'<td data-v="([^"]*)">', row)[5] for row in rows]
+    assert waits[0] == "0"  # clipped at zero as the total is, not -5 s
+    assert all(int(w) >= 0 for w in waits)
+    api = client.get("/api/apps/app-odd-executors").get_json()["resources"]["wait"]
+    assert sum(int(w) for w in waits) == round(api["stage_scheduling_delay_s"] * 1000)
 
 
 def test_compare_hides_per_run_settings_and_colours_only_regressions(client: FlaskClient) -> None:
