@@ -240,7 +240,19 @@ def test_history_of_short_runs_is_in_seconds_without_a_repeated_column(client: F
     assert head.count("Duration") + head.count("duration") == 1
     spill = client.get("/history?name=short+job&metric=input").get_data(as_text=True)
     head = spill[spill.index('id="history-table"') : spill.index("</thead>")]
-    assert "duration" in head and "Input bytes" in head
+    assert "duration" in head and ">Input</th>" in head  # labelled as on the application page
+    assert _y_axis(spill) == "Input (GiB)"
+    waste = client.get("/history?name=short+job&metric=wasted_core_hours").get_data(as_text=True)
+    assert _y_axis(waste) == "Wasted core-hours"  # not "Wasted core-hours (core-hours)"
+
+
+def _y_axis(page: str) -> str:
+    match = re.search(
+        r'<script type="application/json" id="history-figure">(.*?)</script>', page, re.S
+    )
+    assert match is not None
+    title: str = json.loads(match.group(1))["layout"]["yaxis"]["title"]["text"]
+    return title
 
 
 @pytest.mark.parametrize(
