@@ -309,10 +309,12 @@ def test_config_error_is_shown_on_every_page_and_in_the_api(url: str, tmp_path: 
     broken.write_text("stage_skew:\n  task_time_ratio: {low: 9, moderate: 2}\n")
     app = make_app(url, HEURISTICS_PATH=str(broken))
     client = app.test_client()
-    for path in ("/", "/history", "/history?name=short+job", "/search", "/help"):
-        page = client.get(path).get_data(as_text=True)
-        assert 'id="config-error"' in page and "stage_skew.task_time_ratio" in page, path
     for path in (
+        "/",
+        "/history",
+        "/history?name=short+job",
+        "/search",
+        "/help",
         "/apps/app-fail",
         "/compare?left=app-short-0&right=app-short-1",
         "/compare",
