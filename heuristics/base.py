@@ -43,6 +43,7 @@ from heuristics.result import (
 from heuristics.stats import (
     approximate_task_values,
     fmt_bytes,
+    fmt_count,
     fmt_ms,
     fmt_ratio,
     median,
@@ -77,6 +78,7 @@ __all__ = [
     "app_severity",
     "approximate_task_values",
     "fmt_bytes",
+    "fmt_count",
     "fmt_ms",
     "fmt_ratio",
     "make_result",

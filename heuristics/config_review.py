@@ -41,6 +41,7 @@ from heuristics.base import (
     Outcome,
     Severity,
     Thresholds,
+    fmt_count,
     make_result,
     param,
 )
@@ -59,7 +60,7 @@ from heuristics.sparkconf import (
 NAME = "config"
 TITLE = "Configuration smells"
 #: Bump when what this heuristic computes changes: only its stored results are redone.
-VERSION = 1
+VERSION = 2  # 2: "1 configuration smell", "1 core" in titles (issue 12)
 INPUTS = frozenset({"jobs", "spark_properties", "stages"})
 
 JAVA_SERIALIZER = "org.apache.spark.serializer.JavaSerializer"
@@ -251,14 +252,14 @@ def evaluate(app: AppData, params: Params) -> Outcome:
         add(
             key,
             shown,
-            f"{value} core(s) is at or below {low.low:g}",
+            f"{fmt_count(value, 'core')} is at or below {low.low:g}",
             low_sev,
             f"Use a few cores per JVM ({key}) to share memory and broadcasts.",
         )
 
     severity = max((s[3] for s in smells), default=Severity.NONE)
     if smells:
-        title = f"{len(smells)} configuration smell(s): " + "; ".join(
+        title = f"{fmt_count(len(smells), 'configuration smell')}: " + "; ".join(
             f"{s[0]} ({s[2]})" for s in smells
         )
     else:

@@ -43,7 +43,7 @@ from heuristics.base import (
 NAME = "data_skew_groups"
 TITLE = "Data skew (two groups)"
 #: Bump when what this heuristic computes changes: only its stored results are redone.
-VERSION = 2  # 2: whole failure messages, clearer NONE titles and local-mode wording (issue 12)
+VERSION = 3  # 2: clearer NONE titles (issue 12); 3: titles name the metric in words
 INPUTS = frozenset({"stages"})
 
 ADVICE = (
@@ -52,6 +52,12 @@ ADVICE = (
 )
 
 METRICS = ("input_bytes", "shuffle_read_bytes", "executor_run_time_ms")
+#: How a title names each metric (the details table keeps the keys, labelled by the web layer).
+METRIC_WORDS = {
+    "input_bytes": "input",
+    "shuffle_read_bytes": "shuffle read",
+    "executor_run_time_ms": "task run time",
+}
 # Sampling the quantile curve more finely than this adds no information (21 points) but costs time.
 MAX_POINTS = 1000
 
@@ -138,7 +144,7 @@ def evaluate(app: AppData, params: Params) -> Outcome:
             if worst is None or ratio > worst[0]:
                 worst = (
                     ratio,
-                    f"Stage {stage.stage_id} {metric}: heavy group mean {fmt_ratio(ratio)} light "
+                    f"Stage {stage.stage_id} {METRIC_WORDS[metric]}: heavy group mean {fmt_ratio(ratio)} light "
                     f"({fmt(high_mean)} vs {fmt(low_mean)}, {n_high} of {stage.num_tasks} tasks)",
                 )
             severity_all = max(severity_all, severity)

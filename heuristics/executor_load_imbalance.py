@@ -40,8 +40,15 @@ from heuristics.base import (
 NAME = "executor_load_imbalance"
 TITLE = "Executor load imbalance"
 #: Bump when what this heuristic computes changes: only its stored results are redone.
-VERSION = 2  # 2: whole failure messages, clearer NONE titles and local-mode wording (issue 12)
+VERSION = 3  # 2: local-mode wording (issue 12); 3: titles name the metric in words
 INPUTS = frozenset({"executors"})
+
+#: How a title names each measure (the details table keeps the keys, labelled by the web layer).
+METRIC_WORDS = {
+    "task_time_ms": "task time",
+    "input_bytes": "input",
+    "shuffle_read_bytes": "shuffle read",
+}
 
 ADVICE = (
     "Work is unevenly spread over executors. Check stage skew first; lower spark.locality.wait "
@@ -107,7 +114,7 @@ def evaluate(app: AppData, params: Params) -> Outcome:
         if worst is None or ratio > worst[0]:
             worst = (
                 ratio,
-                f"Executor {busiest.executor_id} {metric} {fmt_ratio(ratio)} median "
+                f"Executor {busiest.executor_id} {METRIC_WORDS[metric]} {fmt_ratio(ratio)} median "
                 f"({fmt(top)} vs {fmt(med)}, {len(execs)} executors)",
             )
         severity_all = max(severity_all, severity)

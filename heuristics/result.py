@@ -21,7 +21,8 @@ class Severity(IntEnum):
 
 ASCENDING = "ascending"
 DESCENDING = "descending"
-LEVELS = ("low", "moderate", "severe", "critical")
+#: Names of the levels a threshold sets, from the enum (the Thresholds fields carry the same names).
+LEVELS: tuple[str, ...] = tuple(s.name.lower() for s in Severity if s is not Severity.NONE)
 
 
 @dataclass(frozen=True)

@@ -121,6 +121,11 @@ def fmt_ratio(value: float) -> str:
     return "∞×" if math.isinf(value) else f"{value:.1f}×"
 
 
+def fmt_count(n: int, noun: str) -> str:
+    """A count with its noun in the right number: 1 stage, 2 stages, 1 task slot."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def round2(value: float) -> float:
     """Round for display tables, keeping infinities JSON-safe via _json_scalar."""
     return value if math.isinf(value) else round(value, 2)

@@ -32,6 +32,7 @@ from heuristics.base import (
     Severity,
     StageSummary,
     Thresholds,
+    fmt_count,
     fmt_ms,
     make_result,
     no_data,
@@ -44,7 +45,7 @@ from heuristics.base import (
 NAME = "task_granularity"
 TITLE = "Task granularity"
 #: Bump when what this heuristic computes changes: only its stored results are redone.
-VERSION = 2  # 2: whole failure messages, clearer NONE titles and local-mode wording (issue 12)
+VERSION = 3  # 2: clearer NONE titles (issue 12); 3: "1 stage", "1 task slot" in titles
 INPUTS = frozenset({"executors", "stages"})
 
 ADVICE_TINY = (
@@ -141,7 +142,7 @@ def evaluate(app: AppData, params: Params) -> Outcome:
         value = med
         title = (
             f"Stage {stage.stage_id}: {stage.num_tasks} tasks with median {fmt_ms(med)} "
-            f"({kind}, {slots} task slots); suggest {suggested} partitions"
+            f"({kind}, {fmt_count(slots, 'task slot')}); suggest {suggested} partitions"
         )
         if worst is None or severity > worst[0]:
             worst = (severity, value, title, kind)
@@ -154,12 +155,15 @@ def evaluate(app: AppData, params: Params) -> Outcome:
     if worst is None or judged == 0:
         return no_data(
             f"No stage with ≥ {params.min_tasks_for_tiny} tasks or at most as many tasks as "
-            f"{slots} task slots",
+            f"{fmt_count(slots, 'task slot')}",
         )
     title = worst[2]
     if severity_all == Severity.NONE:
         # Within every threshold: say so rather than print a suggestion that reads like a problem.
-        title = f"Task sizes within limits in the {judged} stage(s) judged ({slots} task slots)"
+        title = (
+            f"Task sizes within limits in the {fmt_count(judged, 'stage')} judged "
+            f"({fmt_count(slots, 'task slot')})"
+        )
     kinds = {r[1] for r in rows}
     advice = " ".join(
         a for k, a in (("tiny tasks", ADVICE_TINY), ("few long tasks", ADVICE_LONG)) if k in kinds

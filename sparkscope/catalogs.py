@@ -49,15 +49,20 @@ APP_METRICS: tuple[Metric, ...] = (
 )
 
 #: Metrics the history chart can plot, by the value of its `metric` parameter.
+_APP_METRIC = {m.key: m for m in APP_METRICS}
+#: Application totals a history chart can plot, by their ``metric=`` name; labelled as everywhere.
 HISTORY_METRICS: dict[str, Metric] = {
-    "duration": Metric("duration_ms", "Duration", "ms"),
-    "input": Metric("input_bytes", "Input bytes", "bytes"),
-    "shuffle": Metric("shuffle_read_bytes", "Shuffle read bytes", "bytes"),
-    "spill": Metric("memory_bytes_spilled", "Spill (memory bytes)", "bytes"),
-    "gc": Metric("jvm_gc_time_ms", "GC time", "ms"),
-    "run_time": Metric("executor_run_time_ms", "Executor run time", "ms"),
-    "allocated_core_hours": Metric("allocated_core_hours", "Allocated core-hours", "hours"),
-    "wasted_core_hours": Metric("wasted_core_hours", "Wasted core-hours", "hours"),
+    name: _APP_METRIC[key]
+    for name, key in (
+        ("duration", "duration_ms"),
+        ("input", "input_bytes"),
+        ("shuffle", "shuffle_read_bytes"),
+        ("spill", "memory_bytes_spilled"),
+        ("gc", "jvm_gc_time_ms"),
+        ("run_time", "executor_run_time_ms"),
+        ("allocated_core_hours", "allocated_core_hours"),
+        ("wasted_core_hours", "wasted_core_hours"),
+    )
 }
 
 #: Spark settings shown as "key configuration" on the application and compare pages.

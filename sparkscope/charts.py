@@ -79,7 +79,9 @@ def history_figure(points: Sequence[RunPoint], metric_label: str, unit: str) -> 
                 ),
             }
         )
-    title = f"{metric_label} ({unit_label})" if unit_label else metric_label
+    # "Wasted core-hours", not "Wasted core-hours (core-hours)".
+    named = not unit_label or metric_label.endswith(unit_label)
+    title = metric_label if named else f"{metric_label} ({unit_label})"
     layout = {
         "margin": {"l": 60, "r": 20, "t": 30, "b": 50},
         "height": 420,

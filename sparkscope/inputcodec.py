@@ -33,7 +33,8 @@ _JOB = hb.JobSummary._fields
 _STAGE = hb.StageSummary._fields[:-1]
 assert hb.StageSummary._fields[-1] == "distribution"
 _TASK = hb.TaskSummary._fields
-_APP_SCALARS = (
+#: The application's own fields of AppData, which are also its table's column names.
+APP_COLUMNS = (
     "app_id",
     "attempt_id",
     "name",
@@ -41,8 +42,8 @@ _APP_SCALARS = (
     "start_time_ms",
     "end_time_ms",
     "duration_ms",
-    "spark_properties",
 )
+_APP_SCALARS = (*APP_COLUMNS, "spark_properties")
 
 
 def _format() -> str:

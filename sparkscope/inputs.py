@@ -19,7 +19,7 @@ from sqlalchemy import ColumnElement, Table, delete, func, insert, or_, select
 from sqlalchemy.orm import Session
 
 from heuristics import base as hb
-from sparkscope.inputcodec import FORMAT, decode, encode
+from sparkscope.inputcodec import APP_COLUMNS, FORMAT, decode, encode
 from sparkscope.models import (
     AnalysisInput,
     Application,
@@ -32,6 +32,7 @@ from sparkscope.models import (
 )
 
 __all__ = [
+    "APP_COLUMNS",
     "FORMAT",
     "assemble",
     "decode",
@@ -51,15 +52,7 @@ EXECUTOR_COLUMNS = [*EXECUTOR_FIELDS, "host_port"]
 JOB_COLUMNS = list(hb.JobSummary._fields)
 STAGE_COLUMNS = [f for f in hb.StageSummary._fields if f != "distribution"]
 TASK_COLUMNS = list(hb.TaskSummary._fields)
-APP_COLUMNS = (
-    "app_id",
-    "attempt_id",
-    "name",
-    "user",
-    "start_time_ms",
-    "end_time_ms",
-    "duration_ms",
-)
+# APP_COLUMNS (the application's own fields) comes from the codec, which stores the same ones.
 
 
 # ------------------------------------------------------------------------------ one row -> input

@@ -7,9 +7,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from heuristics.base import AppData, ExecutorSummary
+from heuristics.base import AppData, ExecutorSummary, StageSummary
 
 MS_PER_S = 1000
+
+
+def stage_wait_ms(stage: StageSummary) -> int | None:
+    """How long a stage attempt waited between its submission and its first task launch, never
+    negative; None when either time is unknown. The stage table and the total use this rule."""
+    if stage.submission_time_ms is None or stage.first_task_launched_time_ms is None:
+        return None
+    return max(0, stage.first_task_launched_time_ms - stage.submission_time_ms)
 
 
 @dataclass(frozen=True)
@@ -59,13 +67,9 @@ def wait_time(
     to_first_executor_s = None if not adds else max(0, min(adds) - start_ms) / MS_PER_S
 
     per_stage = tuple(
-        StageWait(
-            s.stage_id,
-            s.attempt_id,
-            max(0, s.first_task_launched_time_ms - s.submission_time_ms) / MS_PER_S,
-        )
+        StageWait(s.stage_id, s.attempt_id, wait_ms / MS_PER_S)
         for s in app.stages
-        if s.submission_time_ms is not None and s.first_task_launched_time_ms is not None
+        if (wait_ms := stage_wait_ms(s)) is not None
     )
     return Wait(
         to_first_executor_s=to_first_executor_s,

@@ -172,15 +172,13 @@ def executors(session: Session, application_pk: int) -> list[Any]:
     rows = session.execute(
         select(*_EXECUTOR_COLUMNS).where(Executor.application_id == application_pk)
     ).all()
-    # Driver first, then executors by numeric id.
-    return sorted(
-        rows,
-        key=lambda r: (
-            not r.is_driver,
-            int(r.executor_id) if r.executor_id.isdigit() else 0,
-            r.executor_id,
-        ),
-    )
+
+    # Driver first, then executors by numeric id (ASCII digits: int('²') fails), then other ids.
+    def order(r: Any) -> tuple[bool, bool, int, str]:
+        numeric = r.executor_id.isascii() and r.executor_id.isdigit()
+        return (not r.is_driver, not numeric, int(r.executor_id) if numeric else 0, r.executor_id)
+
+    return sorted(rows, key=order)
 
 
 # Stored applications are finished and only change when re-fetched, so their resource figures are

@@ -8,11 +8,12 @@ from flask import Flask
 def register_blueprints(app: Flask) -> None:
     """Register every blueprint and the Jinja filters on ``app``."""
     from sparkscope.views import api, compare, dashboard, detail, help, history, search
-    from sparkscope.views.common import AppIdConverter, app_link
+    from sparkscope.views.common import AppIdConverter, app_link, config_error_context
     from sparkscope.views.filters import register_filters
 
     app.url_map.converters["app_id"] = AppIdConverter
     register_filters(app)
     app.jinja_env.globals["app_url"] = app_link
+    app.context_processor(config_error_context)  # the banner on every page, none can forget it
     for module in (dashboard, search, detail, compare, history, help, api):
         app.register_blueprint(module.bp)

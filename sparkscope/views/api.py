@@ -11,13 +11,12 @@ from sparkscope.catalogs import APP_METRICS, HISTORY_METRICS
 from sparkscope.columns import details_table
 from sparkscope.db import now_ms
 from sparkscope.display import fmt_time_ms, severity_name
-from sparkscope.queries.compare import compare_apps as load_comparison
 from sparkscope.queries.detail import AppDetail
 from sparkscope.queries.detail import app_detail as load_detail
 from sparkscope.queries.history import history
 from sparkscope.queries.search import AppRow, search_apps
 from sparkscope.views.common import app_link, lookup, prices, redaction_regex, registry
-from sparkscope.views.compare import split_per_run
+from sparkscope.views.compare import compared
 from sparkscope.views.params import parse_choice, parse_search, text
 from sparkscope.web import get_session
 
@@ -145,11 +144,8 @@ def compare() -> Response:
         abort(
             400, description=f"invalid parameter {'left' if not left_id else 'right'!r}: required"
         )
-    left = lookup(left_id, text(request.args, "left_server", 200), None, "left_server")
-    right = lookup(right_id, text(request.args, "right_server", 200), None, "right_server")
-    reg, _error = registry()
-    c = load_comparison(get_session(), left, right, reg, redaction_regex(), prices())
-    config, per_run = split_per_run(c.config)
+    reg, error = registry()
+    c, per_run = compared(left_id, right_id, reg)
     return jsonify(
         left=detail_json(c.left),
         right=detail_json(c.right),
@@ -165,7 +161,7 @@ def compare() -> Response:
         ],
         config=[
             {"key": d.key, "left": d.left, "right": d.right, "status": d.status}
-            for d in config
+            for d in c.config
             if d.status != "same"
         ],
         config_per_run=[d.key for d in per_run],
@@ -181,6 +177,7 @@ def compare() -> Response:
             }
             for p in c.findings
         ],
+        heuristics_config_error=error,
     )
 
 

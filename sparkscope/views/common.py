@@ -16,8 +16,17 @@ from sparkscope.web import get_session, heuristics_state, wants_json
 
 
 def registry() -> tuple[Registry, str | None]:
-    """The heuristics registry in force and the config error to show as a banner, if any."""
-    return heuristics_state().current()
+    """The heuristics registry in force and the config error to show as a banner, if any; read
+    once per request, so a page and its banner agree even if the file changes meanwhile."""
+    if "heuristics" not in g:
+        g.heuristics = heuristics_state().current()
+    found: tuple[Registry, str | None] = g.heuristics
+    return found
+
+
+def config_error_context() -> dict[str, str | None]:
+    """Template context of every page: the heuristics config error its banner shows."""
+    return {"config_error": registry()[1]}
 
 
 def redaction_regex() -> str:

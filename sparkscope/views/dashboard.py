@@ -7,7 +7,7 @@ from flask import Blueprint, current_app, render_template, request
 from sparkscope.db import now_ms
 from sparkscope.queries.cache import cached, db_key
 from sparkscope.queries.dashboard import dashboard
-from sparkscope.views.common import currency, prices, registry
+from sparkscope.views.common import currency, prices
 from sparkscope.views.params import parse_int
 from sparkscope.web import get_session
 
@@ -26,10 +26,8 @@ def index() -> str:
         ttl_s,
         lambda: dashboard(session, now_ms(), days=days),
     )
-    _reg, config_error = registry()
     return render_template(
         "dashboard/index.html",
-        config_error=config_error,
         d=data,
         app_count=data.totals["applications"],
         core_hour_price=prices()[0],

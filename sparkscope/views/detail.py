@@ -33,7 +33,7 @@ def app_page(app_id: str | None) -> str:
     stage_page = parse_int(request.args, "stage_page", 1, 1, 10_000_000)
     findings_sort = parse_choice(request.args, "findings_sort", ("severity", "impact"), "severity")
     app = lookup(app_id, server, attempt)
-    reg, config_error = registry()
+    reg = registry()[0]
     detail = app_detail(
         get_session(),
         app,
@@ -47,7 +47,6 @@ def app_page(app_id: str | None) -> str:
     return render_template(
         "detail/app.html",
         d=detail,
-        config_error=config_error,
         currency=currency(),
         findings_sort=findings_sort,
         stage_page=stage_page if all_stages else None,

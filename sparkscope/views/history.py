@@ -9,7 +9,7 @@ from sparkscope.charts import RunPoint, history_figure
 from sparkscope.display import fmt_duration_ms, fmt_time_ms, severity_name
 from sparkscope.queries.cache import cached, db_key
 from sparkscope.queries.history import HistoryPoint, app_names, history
-from sparkscope.views.common import app_link, registry
+from sparkscope.views.common import app_link
 from sparkscope.views.filters import fmt_metric
 from sparkscope.views.params import parse_choice, text
 from sparkscope.web import get_session
@@ -47,10 +47,8 @@ def history_page() -> str:
     if points:
         m = HISTORY_METRICS[metric]
         figure = history_figure(run_points(points, metric), m.label, m.unit)
-    _reg, config_error = registry()
     return render_template(
         "history/index.html",
-        config_error=config_error,
         name=name or "",
         server=server or "",
         metric=metric,

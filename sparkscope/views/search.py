@@ -16,7 +16,7 @@ bp = Blueprint("search", __name__)
 @bp.route("/search")
 def search() -> str:
     """The search form and one page of results."""
-    reg, config_error = registry()
+    reg = registry()[0]
     names = tuple(e.name for e in reg.entries)
     filters = parse_search(request.args, now_ms(), names)
     page = search_apps(get_session(), filters, current_app.config.get("PAGE_SIZE", 50))
@@ -30,5 +30,4 @@ def search() -> str:
         base_args=base_args,
         heuristic_names=names,
         since_options=tuple(SINCE_MS),
-        config_error=config_error,
     )

@@ -142,3 +142,14 @@ def test_fmt_ms(ms: float, text: str) -> None:
 def test_fmt_bytes() -> None:
     assert fmt_bytes(512) == "512 B"
     assert fmt_bytes(3 * 1024**3) == "3.0 GiB"
+
+
+def test_threshold_levels_are_the_severity_names_and_the_thresholds_fields() -> None:
+    import dataclasses
+
+    from heuristics.base import LEVELS, Thresholds
+
+    assert LEVELS == ("low", "moderate", "severe", "critical")
+    fields = [f.name for f in dataclasses.fields(Thresholds) if f.name != "direction"]
+    assert list(LEVELS) == fields
+    assert [Severity[level.upper()] for level in LEVELS] == sorted(Severity)[1:]

@@ -40,6 +40,17 @@ def test_well_configured_cluster_app_has_no_smells() -> None:
     assert result.impact is None and result.advice == ""
 
 
+def test_titles_count_smells_and_cores_in_words() -> None:
+    one = run(config_review, app_with({**CLUSTER, "spark.executor.cores": "1"}), P)
+    assert one.title.startswith("1 configuration smell: spark.executor.cores (1 core is at or")
+    two = run(
+        config_review,
+        app_with({**CLUSTER, "spark.executor.cores": "1", "spark.executor.memory": "200g"}),
+        P,
+    )
+    assert two.title.startswith("3 configuration smells: ")
+
+
 @pytest.mark.parametrize(
     ("props", "stage_names", "expected"),
     [

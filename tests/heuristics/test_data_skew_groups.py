@@ -81,6 +81,18 @@ def test_a_none_title_says_there_is_no_concern() -> None:
     assert data_skew_groups.evaluate(groups_app(32), P).title.startswith("Stage 2")
 
 
+def test_titles_name_the_metric_in_words_not_its_key() -> None:
+    assert data_skew_groups.evaluate(groups_app(32), P).title.startswith("Stage 2 input: ")
+    shuffle = data_skew_groups.evaluate(groups_app(32, metric="shuffle_read_bytes"), P)
+    assert shuffle.title.startswith("Stage 2 shuffle read: ")
+    dist = make_distribution({"executor_run_time_ms": step_curve(60_000, 600_000)})
+    timed = data_skew_groups.evaluate(
+        make_app(stages=[make_stage(num_tasks=400, distribution=dist)]), P
+    )
+    assert ": heavy group mean" in timed.title and "task run time:" in timed.title
+    assert not any(key in r.title for r in (shuffle, timed) for key in data_skew_groups.METRICS)
+
+
 def test_shuffle_read_and_time_are_measured() -> None:
     result = run(data_skew_groups, groups_app(10, metric="shuffle_read_bytes"), P)
     assert result.severity == Severity.SEVERE

@@ -37,7 +37,7 @@ def test_severity_by_task_time_ratio(ratio: float, expected: Severity) -> None:
     result = run(executor_load_imbalance, imbalance_app(ratio), P)
     assert result.severity == expected
     assert result.value == pytest.approx(ratio)
-    assert result.title.startswith("Executor 9 task_time_ms")
+    assert result.title.startswith("Executor 9 task time ")  # the measure in words, not its key
 
 
 def test_impact_counts_idle_capacity() -> None:
@@ -56,6 +56,7 @@ def test_bytes_imbalance() -> None:
     result = run(executor_load_imbalance, make_app(executors=execs), P)
     assert result.severity == Severity.SEVERE
     assert result.details is not None and result.details.rows[0][0] == "input_bytes"
+    assert result.title.startswith("Executor 3 input 5.0× median") and "_bytes" not in result.title
     assert result.impact is not None and result.impact.core_hours is None
 
 

@@ -102,6 +102,19 @@ def test_a_none_title_does_not_read_like_a_problem() -> None:
     result = task_granularity.evaluate(long_app(1 * MIN_MS, num_tasks=8), P)
     assert result.severity == Severity.NONE
     assert "suggest" not in result.title and "within limits" in result.title
+    assert "in the 1 stage judged (" in result.title and "task slots)" in result.title
+
+
+def test_counts_in_titles_agree_with_their_nouns() -> None:
+    from heuristics.base import fmt_count
+
+    assert [fmt_count(n, "task slot") for n in (0, 1, 2)] == [
+        "0 task slots",
+        "1 task slot",
+        "2 task slots",
+    ]
+    result = task_granularity.evaluate(tiny_app(3), P)
+    assert "(tiny tasks, " in result.title and "(s)" not in result.title
 
 
 def test_more_tasks_than_slots_is_not_few() -> None:

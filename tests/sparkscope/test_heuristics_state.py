@@ -97,3 +97,30 @@ def test_missing_file_at_start_falls_back_to_defaults(tmp_path: Path) -> None:
     registry, error = HeuristicsState(str(tmp_path / "nope.yaml")).current()
     assert error is not None and "file not found" in error
     assert registry.names == tuple(h.name for h in builtin_heuristics())
+
+
+@pytest.mark.parametrize(("content", "message"), BAD_FILES[:1] + BAD_FILES[-1:])
+def test_fetch_with_a_bad_config_loads_without_scoring_and_says_why(
+    tmp_path: Path, monkeypatch, caplog: pytest.LogCaptureFixture, content: bytes, message: str
+) -> None:
+    from sqlalchemy import create_engine, func, select
+
+    from sparkscope.models import AnalysisResult, Application
+
+    bad = tmp_path / "h.yaml"
+    bad.write_bytes(content)
+    db = tmp_path / "s.db"
+    monkeypatch.setenv("SPARKSCOPE_DATABASE_URL", f"sqlite:///{db}")
+    monkeypatch.setenv("SPARKSCOPE_HEURISTICS", str(bad))
+    demo = ROOT / "demo" / "spark-events"
+    result = CliRunner().invoke(cli, ["fetch", "--url", str(demo), "--limit", "2"])
+    assert result.exit_code == 0, result.output
+    assert result.exception is None
+    assert any(
+        message in r.getMessage() and "not analysing" in r.getMessage() for r in caplog.records
+    )
+    engine = create_engine(f"sqlite:///{db}")
+    with engine.connect() as conn:
+        assert conn.scalar(select(func.count()).select_from(Application)) == 2  # nothing lost
+        assert conn.scalar(select(func.count()).select_from(AnalysisResult)) == 0  # nothing scored
+    engine.dispose()

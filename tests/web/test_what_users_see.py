@@ -20,7 +20,7 @@ from heuristics.base import Severity
 from sparkscope.analysis import load_heuristics
 from sparkscope.config import BUNDLED_CONFIG_DIR
 from sparkscope.db import make_engine, now_ms
-from sparkscope.models import Executor
+from sparkscope.models import Executor, Stage
 from tests.conftest import create_pg_database, drop_pg_database
 from tests.web import builders as b
 from tests.web.conftest import make_app
@@ -96,6 +96,19 @@ def url(pg_server_url: str, pg_template: str) -> Iterator[str]:
         for i, app_id in enumerate(ODD_IDS):
             odd = b.application(session, srv, app_id, name="odd ids", start_ms=now - i * HOUR_MS)
             b.mark_analyzed(session, odd, fingerprint, Severity.NONE)
+        # Executor ids are the History Server's strings: '²' is a digit to str.isdigit, not to int.
+        odd_exec = b.application(session, srv, "app-odd-executors", name="odd executors")
+        for executor_id in ("²", "10"):
+            session.add(
+                Executor(application_id=odd_exec.id, executor_id=executor_id, is_driver=False)
+            )
+        # Its first stage's first task is stamped before the stage's submission (clock skew).
+        session.execute(
+            update(Stage)
+            .where(Stage.application_id == odd_exec.id, Stage.stage_id == 0)
+            .values(first_task_launched_time_ms=Stage.submission_time_ms - 5000)
+        )
+        b.mark_analyzed(session, odd_exec, fingerprint, Severity.NONE)
         for i, (seconds, input_gib) in enumerate(((8, 1), (13, 4))):
             run = b.application(
                 session,
@@ -172,6 +185,27 @@ def test_application_page_has_no_contradictions(client: FlaskClient) -> None:
     assert "spent 167 ms in GC" in page
 
 
+def test_executor_ids_that_are_not_ascii_numbers_still_list(client: FlaskClient) -> None:
+    resp = client.get("/apps/app-odd-executors")
+    assert resp.status_code == 200
+    table = resp.get_data(as_text=True).split('id="executor-table"')[1].split("</table>")[0]
+    ids = re.findall(r"<tr[^>]*>\s*<td>([^<]*)</td>", table)
+    assert ids == ["driver", "1", "2", "10", "²"]  # driver, numbers in order, then the rest
+
+
+def test_stage_waits_follow_the_resource_accounting_rule(client: FlaskClient) -> None:
+    page = client.get("/apps/app-odd-executors?stages=all").get_data(as_text=True)
+    table = page.split('id="stage-table"')[1].split("<tbody>")[1].split("</tbody>")[0]
+    rows = re.findall(r"<tr>(.*?)</tr>", table, re.S)
+    assert len(rows) == 3
+    # Cells with a sort value: stage, attempt, tasks, failed, duration, wait, ...
+    waits = [re.findall(r'<td data-v="([^"]*)">', row)[5] for row in rows]
+    assert waits[0] == "0"  # clipped at zero as the total is, not -5 s
+    assert all(int(w) >= 0 for w in waits)
+    api = client.get("/api/apps/app-odd-executors").get_json()["resources"]["wait"]
+    assert sum(int(w) for w in waits) == round(api["stage_scheduling_delay_s"] * 1000)
+
+
 def test_compare_hides_per_run_settings_and_colours_only_regressions(client: FlaskClient) -> None:
     page = client.get("/compare?left=app-short-0&right=app-short-1").get_data(as_text=True)
     table = page[
@@ -206,7 +240,19 @@ def test_history_of_short_runs_is_in_seconds_without_a_repeated_column(client: F
     assert head.count("Duration") + head.count("duration") == 1
     spill = client.get("/history?name=short+job&metric=input").get_data(as_text=True)
     head = spill[spill.index('id="history-table"') : spill.index("</thead>")]
-    assert "duration" in head and "Input bytes" in head
+    assert "duration" in head and ">Input</th>" in head  # labelled as on the application page
+    assert _y_axis(spill) == "Input (GiB)"
+    waste = client.get("/history?name=short+job&metric=wasted_core_hours").get_data(as_text=True)
+    assert _y_axis(waste) == "Wasted core-hours"  # not "Wasted core-hours (core-hours)"
+
+
+def _y_axis(page: str) -> str:
+    match = re.search(
+        r'<script type="application/json" id="history-figure">(.*?)</script>', page, re.S
+    )
+    assert match is not None
+    title: str = json.loads(match.group(1))["layout"]["yaxis"]["title"]["text"]
+    return title
 
 
 @pytest.mark.parametrize(
@@ -263,11 +309,28 @@ def test_config_error_is_shown_on_every_page_and_in_the_api(url: str, tmp_path: 
     broken.write_text("stage_skew:\n  task_time_ratio: {low: 9, moderate: 2}\n")
     app = make_app(url, HEURISTICS_PATH=str(broken))
     client = app.test_client()
-    for path in ("/", "/history", "/history?name=short+job", "/search", "/help"):
+    for path in (
+        "/",
+        "/history",
+        "/history?name=short+job",
+        "/search",
+        "/help",
+        "/apps/app-fail",
+        "/compare?left=app-short-0&right=app-short-1",
+        "/compare",
+        "/help/stage_skew",
+        "/help/no_such_heuristic",  # error pages too: the banner comes with every template
+    ):
         page = client.get(path).get_data(as_text=True)
         assert 'id="config-error"' in page and "stage_skew.task_time_ratio" in page, path
-    listing = client.get("/api/apps").get_json()
-    assert "stage_skew.task_time_ratio" in (listing["heuristics_config_error"] or "")
+    # Every API answer whose findings depend on the heuristics in force says they are not the file's.
+    for path in (
+        "/api/apps",
+        "/api/apps/app-fail",
+        "/api/compare?left=app-short-0&right=app-short-1",
+    ):
+        body = client.get(path).get_json()
+        assert "stage_skew.task_time_ratio" in (body["heuristics_config_error"] or ""), path
     app.extensions["sparkscope.engine"].dispose()
 
 
