@@ -190,7 +190,7 @@ def _apps_with_failure(rsps, key_suffix: str, body: Any = None, status: int = 20
         ("/jobs", '[{"jobId": 0, "name": "trunc', 200, "invalid JSON"),
         ("/environment", "<html>proxy error</html>", 200, "invalid JSON"),
         ("/allexecutors", "unknown app", 404, "not found"),
-        ("/jobs", requests.exceptions.ReadTimeout("read timed out"), 200, "unreachable"),
+        ("/jobs", requests.exceptions.ReadTimeout("read timed out"), 200, "timed out"),
         ("/jobs", '{"not": "a list"}', 200, "expected a JSON list"),
     ],
 )
