@@ -241,22 +241,22 @@ class ShsClient:
         return ShsError(url, f"request failed: {exc}")
 
 
-def _reason(exc: Exception) -> str:
-    """The root cause of a connection error, in a few words."""
-    cause: BaseException | None = exc
-    while cause is not None:
-        reason = getattr(cause, "reason", None)
-        if isinstance(reason, BaseException):
-            cause = reason
+def _reason(exc: BaseException) -> str:
+    """The root cause of a connection error in a few words (``Connection refused``)."""
+    seen: set[int] = set()
+    todo: list[BaseException] = [exc]
+    found: BaseException = exc
+    while todo:
+        cur = todo.pop()
+        if id(cur) in seen:
             continue
-        args = getattr(cause, "args", ())
-        if args and isinstance(args[0], BaseException):
-            cause = args[0]
-            continue
-        break
-    name = type(cause).__name__ if cause is not None else type(exc).__name__
-    text = str(cause).split(": ", 1)[-1][:120] if cause is not None else ""
-    return f"{name}: {text}" if text else name
+        seen.add(id(cur))
+        if isinstance(cur, OSError) and cur.strerror:
+            return f"{cur.strerror} ({type(cur).__name__})"
+        found = cur
+        links = [getattr(cur, "reason", None), cur.__cause__, cur.__context__, *cur.args[:1]]
+        todo.extend(x for x in links if isinstance(x, BaseException))
+    return type(found).__name__
 
 
 def _retries_used(resp: requests.Response) -> int:

@@ -139,7 +139,8 @@ def listing_window(
         and (cov.reconciled_at_ms is None or time.time() * 1000 - cov.reconciled_at_ms >= every_ms)
     )
     window = fcfg.reconcile_days * DAY_MS if due else fcfg.overlap_minutes * 60_000
-    return max(0, cov.to_ms - window), due
+    # Never below the covered range: older history is for --backfill / --since to load.
+    return max(cov.from_ms, cov.to_ms - window), due
 
 
 def plan(
@@ -155,7 +156,7 @@ def plan(
         return Plan(_by_id(client, opts.app_ids, result))
     with factory() as session:
         min_end, reconcile = listing_window(session, server_id, fcfg, opts)
-    if reconcile:
+    if reconcile and min_end is not None:
         log.info("reconciling: listing applications that ended since %s", _when(min_end))
     listing = list_completed(client, min_end, opts.limit, fcfg.listing_page_size)
     complete = listing.complete_from_ms <= (min_end or 0)

@@ -327,3 +327,15 @@ def test_app_ids_refetch_specific_apps(rsps, factory) -> None:
     with factory() as s:
         failed = s.scalars(select(Task).where(Task.status == "FAILED")).all()
         assert {t.task_id for t in failed} == {1, 6, 11}
+
+
+@pytest.mark.parametrize("store", [True, False])
+def test_store_hadoop_properties(rsps, factory, store: bool) -> None:
+    recorded.register_listing(rsps, [HEALTHY])
+    recorded.register_app(rsps, HEALTHY)
+    cfg = FetcherConfig(threads=1, retries=0, backoff_factor_s=0, store_hadoop_properties=store)
+    assert run_server(factory, SERVER, cfg, FetchOptions()).loaded == 1
+    env = next(v for k, v in recorded.app_requests(HEALTHY).items() if k.endswith("/environment"))
+    hadoop = count(factory, EnvironmentProperty, section="hadoop")
+    assert hadoop == (len({p[0] for p in env["hadoopProperties"]}) if store else 0)
+    assert count(factory, EnvironmentProperty, section="spark") > 0
