@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import requests
+from urllib3.exceptions import ReadTimeoutError
 
 from fetcher import endpoints, safejson
 from fetcher.endpoints import Params
@@ -206,9 +207,9 @@ class ShsClient:
             data = safejson.loads_marking(body) if mark_hostile else safejson.loads(body)
         except safejson.HostileNumber as exc:
             raise ShsBadResponse(full_url, str(exc)) from None
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise ShsBadResponse(
-                full_url, f"invalid JSON ({len(body)} bytes): {exc.args[0][:80]}"
+                full_url, f"invalid JSON ({len(body)} bytes): {str(exc)[:80]}"
             ) from None
         if self.recorder is not None:
             self.recorder(endpoints.request_key(path, params), body)
@@ -230,10 +231,15 @@ class ShsClient:
     def _request_error(self, url: str, exc: Exception, deadline_passed: bool) -> ShsError:
         if deadline_passed:
             return ShsTimeout(url, f"timed out: no complete answer within {self.deadline_s:g} s")
-        if isinstance(exc, requests.exceptions.Timeout):
-            what = "connect" if isinstance(exc, requests.exceptions.ConnectTimeout) else "read"
-            seconds = self.timeout[0] if what == "connect" else self.timeout[1]
-            return ShsTimeout(url, f"timed out: no answer within {seconds:g} s ({what} timeout)")
+        if _caused_by(exc, (ReadTimeoutError, requests.exceptions.ReadTimeout)):
+            # also after the retries, which requests reports as a ConnectionError
+            return ShsTimeout(
+                url, f"timed out: no answer within {self.timeout[1]:g} s (read timeout)"
+            )
+        if isinstance(exc, requests.exceptions.ConnectTimeout):
+            return ShsUnreachable(
+                url, f"server unreachable: no connection within {self.timeout[0]:g} s"
+            )
         if isinstance(exc, requests.exceptions.RetryError):
             return ShsHttpError(url, 0, f"gave up after {self.retries} retries: {exc}")
         if isinstance(exc, requests.exceptions.ConnectionError):
@@ -241,22 +247,31 @@ class ShsClient:
         return ShsError(url, f"request failed: {exc}")
 
 
-def _reason(exc: BaseException) -> str:
-    """The root cause of a connection error in a few words (``Connection refused``)."""
-    seen: set[int] = set()
-    todo: list[BaseException] = [exc]
-    found: BaseException = exc
+def _chain(exc: BaseException) -> list[BaseException]:
+    """An exception and every one it wraps (urllib3 keeps causes in ``reason`` and ``args``)."""
+    seen: list[BaseException] = []
+    todo = [exc]
     while todo:
         cur = todo.pop()
-        if id(cur) in seen:
+        if any(cur is x for x in seen):
             continue
-        seen.add(id(cur))
-        if isinstance(cur, OSError) and cur.strerror:
-            return f"{cur.strerror} ({type(cur).__name__})"
-        found = cur
+        seen.append(cur)
         links = [getattr(cur, "reason", None), cur.__cause__, cur.__context__, *cur.args[:1]]
         todo.extend(x for x in links if isinstance(x, BaseException))
-    return type(found).__name__
+    return seen
+
+
+def _caused_by(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> bool:
+    return any(isinstance(x, kinds) for x in _chain(exc))
+
+
+def _reason(exc: BaseException) -> str:
+    """The root cause of a connection error in a few words (``Connection refused``)."""
+    chain = _chain(exc)
+    for cur in chain:
+        if isinstance(cur, OSError) and cur.strerror:
+            return f"{cur.strerror} ({type(cur).__name__})"
+    return type(chain[-1]).__name__
 
 
 def _retries_used(resp: requests.Response) -> int:

@@ -7,7 +7,7 @@ has no infinity) and a real History Server never sends them. :func:`loads` raise
 instead, so that one bad entry of a listing fails only its own application.
 
 Checking every number costs a Python call per number, so it runs only on bodies where a byte scan
-finds an exponent of three digits or a run of 19 digits; other bodies decode at full C speed, the
+finds an exponent of three digits or a run of 19 digits (or a string that looks like one); other bodies decode at full C speed, the
 constants (``NaN``, ``Infinity``) being refused on both paths.
 """
 
@@ -15,12 +15,21 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable
 from typing import Any
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
-_SUSPECT = re.compile(rb"[eE]\+?\d{3}|\d{19}")
+# Every digit becomes "0" and "E" becomes "e": three substring searches then find any exponent of
+# three digits or run of 19 digits, several times faster than a regular expression.
+_FOLD = bytes(
+    ord("0") if c in b"0123456789" else ord("e") if c == ord("E") else c for c in range(256)
+)
+_SUSPECT = (b"e000", b"e+000", b"0" * 19)
+
+
+def _suspect(body: bytes) -> bool:
+    folded = body.translate(_FOLD)
+    return any(pattern in folded for pattern in _SUSPECT)
 
 
 class HostileNumber(ValueError):
@@ -65,14 +74,14 @@ _MARKING = _checked(Hostile)
 
 def loads(body: bytes) -> Any:
     """``json.loads`` that raises HostileNumber for NaN, infinities and integers over 64 bits."""
-    if _SUSPECT.search(body) is None:
+    if not _suspect(body):
         return json.loads(body, parse_constant=_raise)
     return json.loads(body, parse_constant=_raise, parse_int=_STRICT[0], parse_float=_STRICT[1])
 
 
 def loads_marking(body: bytes) -> Any:
     """``json.loads`` that replaces each hostile number with a :class:`Hostile` marker."""
-    if _SUSPECT.search(body) is None:
+    if not _suspect(body):
         return json.loads(body, parse_constant=Hostile)
     return json.loads(body, parse_constant=Hostile, parse_int=_MARKING[0], parse_float=_MARKING[1])
 

@@ -23,6 +23,7 @@ from sparkscope.models import (
     Executor,
     FetchFailure,
     FetchRun,
+    FetchWatermark,
     Job,
     Stage,
     StageExecutor,
@@ -339,3 +340,28 @@ def test_store_hadoop_properties(rsps, factory, store: bool) -> None:
     hadoop = count(factory, EnvironmentProperty, section="hadoop")
     assert hadoop == (len({p[0] for p in env["hadoopProperties"]}) if store else 0)
     assert count(factory, EnvironmentProperty, section="spark") > 0
+
+
+def test_ctrl_c_still_finishes_the_run_row_and_keeps_the_watermark_below_missing_apps(
+    rsps, factory
+) -> None:
+    """Ctrl-C after the first application (raised where the progress bar is drawn)."""
+    recorded.register_listing(rsps, [HEALTHY, SKEWED])
+    recorded.register_app(rsps, HEALTHY)
+    recorded.register_app(rsps, SKEWED)
+    cfg = FetcherConfig(threads=1, retries=0, backoff_factor_s=0)
+
+    def ctrl_c(done: int, total: int, app_id: str) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_server(factory, SERVER, cfg, FetchOptions(), progress=ctrl_c)
+    with factory() as s:
+        run = s.scalars(select(FetchRun)).one()
+        assert run.status == "failed" and run.error.startswith("interrupted: KeyboardInterrupt")
+        assert run.finished_at_ms is not None and run.apps_loaded == 1
+        [first] = s.scalars(select(Application)).all()
+        mark = s.scalars(select(FetchWatermark.covered_to_ms)).one()
+    ends = {a["id"]: a["attempts"][0]["endTimeEpoch"] for a in recorded.listing()}
+    other = SKEWED if first.app_id == HEALTHY else HEALTHY
+    assert first.end_time_ms <= mark < ends[other]

@@ -201,3 +201,19 @@ def test_cli_hostile_app_exit_1_with_summary(shs: FakeShs, fresh_pg_url: str, mo
         assert c.execute(select(FetchRun.status)).scalars().all() == ["partial"]
         assert c.scalar(select(func.count()).select_from(FetchFailure)) == 1
     engine.dispose()
+
+
+def test_read_timeout_after_retries_fails_that_app_not_the_run(
+    shs: FakeShs, factory: sessionmaker[Session]
+) -> None:
+    def silent(handler: Any) -> None:
+        time.sleep(2.5)  # longer than the read timeout: no byte at all
+
+    shs.overrides[_key_of(BAD, "/jobs").partition("?")[0]] = silent
+    cfg = ServerConfig(name="fake", url=shs.url, connect_timeout_s=2, read_timeout_s=1)
+    result = run_server(factory, cfg, FCFG, FetchOptions())
+    assert result.unreachable is None and result.loaded == len(IDS) - 1
+    assert [a for a, _ in result.failed] == [BAD]
+    assert "timed out: no answer within 1 s (read timeout)" in result.failed[0][1]
+    jobs_calls = [p for p in shs.paths if p.startswith(f"applications/{BAD}/jobs")]
+    assert len(jobs_calls) == 1 + FCFG.retries
