@@ -151,7 +151,8 @@ def fetch(
         fail_usage(f"config error: {exc}")
     for s in servers:
         if is_local_source(s.url) and not local_source_path(s.url).is_dir():
-            fail_usage(f"{s.name}: the folder {local_source_path(s.url)} does not exist")
+            where = "" if url else f"server {s.name}: "
+            fail_usage(f"{where}the folder {local_source_path(s.url)} does not exist")
     try:
         since_ms = parse_since(since) if since else None
     except click.BadParameter as exc:
