@@ -98,6 +98,14 @@ def _progress(enabled: bool) -> Any:
 )
 @click.option("--url", help="Fetch from a server not in the config (URL, folder or file:// URL).")
 @click.option("--since", help="Backfill: apps that ended at or after this ISO time (UTC).")
+@click.option(
+    "--backfill", is_flag=True, help="List the whole history and load every app still missing."
+)
+@click.option(
+    "--reconcile",
+    is_flag=True,
+    help="Reconcile now: list fetcher.reconcile_days below the watermark for apps listed late.",
+)
 @click.option("--limit", type=click.IntRange(min=1), help="Only the newest N completed apps.")
 @click.option("--app-id", "app_ids", multiple=True, help="Re-fetch this application (repeatable).")
 @click.option("--truncate", is_flag=True, help="Empty the database first.")
@@ -112,6 +120,8 @@ def fetch(
     server_names: tuple[str, ...],
     url: str | None,
     since: str | None,
+    backfill: bool,
+    reconcile: bool,
     limit: int | None,
     app_ids: tuple[str, ...],
     truncate: bool,
@@ -123,7 +133,14 @@ def fetch(
 
     Exit codes: 0 all loaded, 1 some apps failed, 2 usage/config error, 3 server unreachable.
     """
-    from fetcher.job import FetchLocked, FetchOptions, fetch_lock, run_server
+    from fetcher.client import is_local_source, local_source_path
+    from fetcher.job import (
+        FetchLocked,
+        FetchOptions,
+        close_interrupted_runs,
+        fetch_lock,
+        run_server,
+    )
     from sparkscope import migrate
     from sparkscope.analysis import load_heuristics
     from sparkscope.db import make_engine, make_sessionmaker
@@ -132,10 +149,16 @@ def fetch(
         servers = _servers(config, server_names, url)
     except ConfigError as exc:
         fail_usage(f"config error: {exc}")
+    for s in servers:
+        if is_local_source(s.url) and not local_source_path(s.url).is_dir():
+            where = "" if url else f"server {s.name}: "
+            fail_usage(f"{where}the folder {local_source_path(s.url)} does not exist")
     try:
         since_ms = parse_since(since) if since else None
     except click.BadParameter as exc:
         fail_usage(f"--since: {exc.message}")
+    if backfill and since:
+        fail_usage("--backfill lists the whole history; --since lists from a date: pick one")
     registry = None
     if not no_analyze:
         try:
@@ -146,7 +169,14 @@ def fetch(
     if engine.dialect.name == "sqlite":
         migrate.upgrade(config.database_url)  # the embedded default sets itself up
     factory = make_sessionmaker(engine)
-    opts = FetchOptions(since_ms=since_ms, limit=limit, app_ids=app_ids, threads=threads)
+    opts = FetchOptions(
+        since_ms=since_ms,
+        limit=limit,
+        app_ids=app_ids,
+        threads=threads,
+        backfill=backfill,
+        reconcile=reconcile,
+    )
     started = time.perf_counter()
     try:
         with fetch_lock(engine):
@@ -155,6 +185,8 @@ def fetch(
                     click.echo("not truncated; nothing fetched")
                     sys.exit(EXIT_USAGE)
                 _truncate(factory)
+            if close_interrupted_runs(factory):
+                log.info("an earlier fetch was interrupted; this run carries on from its watermark")
             results = [
                 run_server(
                     factory,
@@ -184,7 +216,7 @@ def fetch(
                 f"  gave up after {config.fetcher.max_app_failures} failures: {', '.join(r.gave_up)}"
             )
         if r.unreachable:
-            click.echo(f"  unreachable: {r.unreachable}", err=True)
+            click.echo(f"  stopped: {r.unreachable}", err=True)
     total_loaded = sum(r.loaded for r in results)
     click.echo(f"total: loaded {total_loaded} applications in {seconds:.1f} s")
     if any(r.unreachable for r in results):
@@ -317,8 +349,22 @@ def _loop(minutes: int) -> None:
 
 
 def _truncate(factory: Any) -> None:
-    from sparkscope.models import Application, DaySummary, FetchFailure, FetchRun, HistoryServer
+    from sparkscope.models import (
+        Application,
+        DaySummary,
+        FetchFailure,
+        FetchRun,
+        FetchWatermark,
+        HistoryServer,
+    )
 
     with factory() as session, session.begin():
-        for model in (FetchFailure, FetchRun, Application, HistoryServer, DaySummary):
+        for model in (
+            FetchWatermark,
+            FetchFailure,
+            FetchRun,
+            Application,
+            HistoryServer,
+            DaySummary,
+        ):
             session.query(model).delete()

@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from fetcher import endpoints
-from fetcher.job import fetch_app, list_completed, make_client
+from fetcher.client import make_client
+from fetcher.job import fetch_app
+from fetcher.listing import list_completed
 from fetcher.parse import parse_app_entry
 from fetcher.replay import DumpWriter
 from sparkscope.config import FetcherConfig, ServerConfig
@@ -29,7 +31,8 @@ def dump_server(
         raw = {a: client.get_json(endpoints.application(a)) for a in app_ids}
         entries = [parse_app_entry(item) for item in raw.values()]
     else:
-        entries, raw = list_completed(client, None, limit, fcfg.listing_page_size)
+        listing = list_completed(client, None, limit, fcfg.listing_page_size)
+        entries, raw = listing.entries, listing.raw
     entries = [e for e in entries if e.completed]
     with ThreadPoolExecutor(max_workers=fcfg.threads) as pool:
         list(pool.map(lambda e: fetch_app(client, e, fcfg, redaction), entries))

@@ -42,14 +42,25 @@ def applications(
     return "applications", params
 
 
+def segment(value: str) -> str:
+    """One path segment for an id: every reserved character percent-encoded.
+
+    ``quote`` leaves dots alone, and a segment that is only dots (``.``, ``..``) would be resolved
+    away by the client or the server (``applications/../environment``); its dots are encoded too,
+    so no id can address another resource.
+    """
+    text = quote(value, safe="")
+    return text.replace(".", "%2E") if text.strip(".") == "" else text
+
+
 def application(app_id: str) -> Request:
     """One application with all its attempts."""
-    return f"applications/{quote(app_id, safe='')}", []
+    return f"applications/{segment(app_id)}", []
 
 
 def _app(app_id: str, attempt_id: str | None) -> str:
-    base = f"applications/{quote(app_id, safe='')}"
-    return f"{base}/{quote(attempt_id, safe='')}" if attempt_id else base
+    base = f"applications/{segment(app_id)}"
+    return f"{base}/{segment(attempt_id)}" if attempt_id else base
 
 
 def environment(app_id: str, attempt_id: str | None) -> Request:

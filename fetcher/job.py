@@ -1,57 +1,66 @@
-"""One fetch run: lock -> watermark -> list apps -> thread pool of per-app requests -> load -> analyse.
+"""One fetch run: list apps from the watermark -> thread pool of per-app requests -> load -> analyse.
 
 HTTP runs in worker threads, one application per worker with all of its calls back to back (the
 SHS caches a bounded number of replayed applications). Database writes stay on the main thread as
-it consumes finished applications, each in its own transaction, so an application is stored
-complete or not at all.
+it consumes finished applications, oldest first, each in its own transaction, so an application is
+stored complete or not at all, and the watermark (:mod:`fetcher.watermark`) moves in the
+transaction of the application that completes a prefix of the listing.
 """
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, func, select, text, update
-from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from fetcher import endpoints, loader
-from fetcher.client import ShsClient, ShsError, ShsNotFound, ShsUnreachable
+from fetcher import endpoints, loader, watermark
+from fetcher.client import ShsClient, ShsError, ShsNotFound, ShsUnreachable, make_client
+from fetcher.listing import Plan, list_completed, plan
+from fetcher.lock import ADVISORY_LOCK_KEY, FetchLocked, fetch_lock
 from fetcher.parse import (
     AppBundle,
     AppEntry,
     ParseError,
-    parse_app_entry,
     parse_environment,
     parse_executors,
     parse_jobs,
-    parse_listing,
     parse_stage_executors,
     parse_stage_failed_tasks,
     parse_stages,
     parse_task_list,
     parse_task_summary,
 )
+from fetcher.runs import close_interrupted_runs, finish_run
+from fetcher.watermark import Advance
 from heuristics.base import AppData
 from sparkscope import inputs
 from sparkscope.analysis import record_config, score_and_store, store_inputs
 from sparkscope.config import FetcherConfig, ServerConfig
-from sparkscope.db import is_postgres, now_ms
-from sparkscope.models import Application, FetchFailure, FetchRun
+from sparkscope.db import now_ms
+from sparkscope.models import FetchRun
+
+__all__ = [
+    "ADVISORY_LOCK_KEY",
+    "FetchLocked",
+    "FetchOptions",
+    "ServerResult",
+    "close_interrupted_runs",
+    "fetch_app",
+    "fetch_lock",
+    "list_completed",
+    "make_client",
+    "run_server",
+]
 
 log = logging.getLogger("sparkscope.fetch")
 
-#: Key of the PostgreSQL advisory lock that serialises fetch runs on one database.
-ADVISORY_LOCK_KEY = 0x5350_4B53_434F_5045 & 0x7FFF_FFFF_FFFF_FFFF
 FAILED_TASKS_KEPT_FACTOR = 5
 
 
@@ -63,6 +72,8 @@ class FetchOptions:
     limit: int | None = None
     app_ids: tuple[str, ...] = ()
     threads: int | None = None
+    backfill: bool = False
+    reconcile: bool = False
 
 
 @dataclass
@@ -85,85 +96,6 @@ class ServerResult:
 Progress = Callable[[int, int, str], None]
 
 
-# ------------------------------------------------------------------------------------------ lock
-
-
-class FetchLocked(Exception):
-    """Another fetch run holds the lock on this database."""
-
-
-@contextmanager
-def fetch_lock(engine: Engine) -> Iterator[None]:
-    """Hold the database-wide fetch lock: a PostgreSQL advisory lock, or a file lock for SQLite."""
-    if is_postgres(engine):
-        with engine.connect() as conn:
-            got = conn.execute(
-                text("SELECT pg_try_advisory_lock(:k)"), {"k": ADVISORY_LOCK_KEY}
-            ).scalar()
-            conn.commit()
-            if not got:
-                raise FetchLocked("another fetch holds the PostgreSQL advisory lock")
-            try:
-                yield
-            finally:
-                conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": ADVISORY_LOCK_KEY})
-                conn.commit()
-        return
-    database = make_url(str(engine.url)).database
-    lock_path = Path(f"{database}.fetch-lock") if database and database != ":memory:" else None
-    if lock_path is None:
-        yield
-        return
-    with open(lock_path, "a+") as fh:
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise FetchLocked(f"another fetch holds {lock_path}") from None
-        try:
-            yield
-        finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-
-
-# --------------------------------------------------------------------------------------- listing
-
-
-def list_completed(
-    client: ShsClient, min_end_ms: int | None, limit: int | None, page_size: int
-) -> tuple[list[AppEntry], dict[str, Any]]:
-    """Completed apps ending at or after ``min_end_ms``, newest first, paging by end time.
-
-    The SHS listing has no offset; it is sorted by end time, newest first, so the next page is
-    asked for with ``maxEndDate`` set to the oldest end time seen (apps on the boundary come again
-    and are de-duplicated). Returns the entries and the raw listing items by app id.
-    """
-    if limit is not None:
-        data = client.get_json(endpoints.applications(min_end_ms, None, limit))
-        return parse_listing(data), {str(i.get("id")): i for i in data if isinstance(i, dict)}
-    entries: dict[str, AppEntry] = {}
-    raw: dict[str, Any] = {}
-    max_end: int | None = None
-    size = page_size
-    while True:
-        data = client.get_json(endpoints.applications(min_end_ms, max_end, size))
-        page = parse_listing(data)
-        new = [e for e in page if e.app_id not in entries]
-        for e in new:
-            entries[e.app_id] = e
-        raw.update({str(i.get("id")): i for i in data if isinstance(i, dict)})
-        if len(data) < size:
-            break
-        if not new:
-            # More than a page of apps share one end time: widen the page and ask again.
-            size *= 2
-            continue
-        ends = [e.end_time_ms for e in page if e.end_time_ms]
-        if not ends:
-            break
-        max_end = min(ends)
-    return list(entries.values()), raw
-
-
 # ---------------------------------------------------------------------------------- one app's HTTP
 
 
@@ -174,7 +106,7 @@ def fetch_app(
     app, att = entry.app_id, entry.attempt_id
     bundle = AppBundle(entry=entry)
     bundle.environment = parse_environment(
-        client.get_json(endpoints.environment(app, att)), redaction
+        client.get_json(endpoints.environment(app, att)), redaction, fcfg.store_hadoop_properties
     )
     bundle.executors = parse_executors(client.get_json(endpoints.all_executors(app, att)))
     bundle.jobs = parse_jobs(client.get_json(endpoints.jobs(app, att)))
@@ -193,10 +125,8 @@ def fetch_app(
             dist = parse_task_summary(summary)
             if dist is not None:
                 bundle.distributions.append({"stage_id": key[0], "attempt_id": key[1], **dist})
-    ran = [s for s in bundle.stages if s["num_tasks"] > 0]
-    top = sorted(ran, key=lambda s: s["executor_run_time_ms"], reverse=True)[: fcfg.top_stages]
     if fcfg.tasks_per_stage > 0:
-        for s in top:
+        for s in stages_for_slowest_tasks(bundle.stages, fcfg):
             data = client.get_json(
                 endpoints.slowest_tasks(
                     app, att, s["stage_id"], s["attempt_id"], fcfg.tasks_per_stage
@@ -216,50 +146,15 @@ def fetch_app(
     return bundle
 
 
+def stages_for_slowest_tasks(
+    stages: list[dict[str, Any]], fcfg: FetcherConfig
+) -> list[dict[str, Any]]:
+    """The stages whose slowest tasks are fetched: the K longest by executor run time."""
+    ran = [s for s in stages if s["num_tasks"] > 0]
+    return sorted(ran, key=lambda s: s["executor_run_time_ms"], reverse=True)[: fcfg.top_stages]
+
+
 # ------------------------------------------------------------------------------------------ run
-
-
-def _watermark(session: Session, server_id: int, overlap_minutes: int) -> int | None:
-    newest = session.scalar(
-        select(func.max(Application.end_time_ms)).where(Application.server_id == server_id)
-    )
-    return None if newest is None else int(newest) - overlap_minutes * 60_000
-
-
-def _stored_versions(
-    session: Session, server_id: int, app_ids: list[str]
-) -> dict[tuple[str, str], int | None]:
-    out: dict[tuple[str, str], int | None] = {}
-    for i in range(0, len(app_ids), 500):
-        chunk = app_ids[i : i + 500]
-        for app_id, attempt_id, updated in session.execute(
-            select(Application.app_id, Application.attempt_id, Application.last_updated_ms).where(
-                Application.server_id == server_id, Application.app_id.in_(chunk)
-            )
-        ):
-            out[(app_id, attempt_id)] = updated
-    return out
-
-
-def _failures(session: Session, server_id: int) -> dict[tuple[str, str], FetchFailure]:
-    rows = session.scalars(select(FetchFailure).where(FetchFailure.server_id == server_id)).all()
-    return {(f.app_id, f.attempt_id): f for f in rows}
-
-
-def make_client(server: ServerConfig, fcfg: FetcherConfig, recorder: Any = None) -> ShsClient:
-    """A client for one configured server."""
-    verify: bool | str = (
-        server.ca_bundle if (server.verify_tls and server.ca_bundle) else server.verify_tls
-    )
-    return ShsClient(
-        server.url,
-        connect_timeout_s=server.connect_timeout_s,
-        read_timeout_s=server.read_timeout_s,
-        retries=fcfg.retries,
-        backoff_factor_s=fcfg.backoff_factor_s,
-        verify=verify,
-        recorder=recorder,
-    )
 
 
 def run_server(
@@ -270,7 +165,11 @@ def run_server(
     registry: Any = None,
     progress: Progress | None = None,
 ) -> ServerResult:
-    """Fetch new and changed completed applications of one server into the database."""
+    """Fetch new and changed completed applications of one server into the database.
+
+    The run's ``fetch_run`` row is finished whatever happens (an error, Ctrl-C): only a killed
+    process leaves it ``running``, and :func:`close_interrupted_runs` closes it at the next run.
+    """
     started = time.perf_counter()
     result = ServerResult(server=server.name)
     client = make_client(server, fcfg)
@@ -283,99 +182,25 @@ def run_server(
         run_id = run.id
         if registry is not None:
             record_config(session, registry)  # once per run, not per application
+    crashed: str | None = None
     try:
-        todo = _plan(factory, client, server_id, fcfg, opts, result)
-    except ShsError as exc:
-        result.unreachable = str(exc)
-        log.error("%s: cannot list applications: %s", server.name, exc)
-        todo = []
-    if result.unreachable is None:
+        try:
+            todo = plan(factory, client, server_id, fcfg, opts, result)
+        except ShsError as exc:
+            result.unreachable = str(exc)
+            log.error("%s: cannot list applications: %s", server.name, exc)
+            todo = Plan([])
         _fetch_and_load(
             factory, client, server_id, fcfg, opts, todo, redaction, registry, result, progress
         )
-    result.requests, result.bytes = client.requests, client.bytes
-    result.seconds = time.perf_counter() - started
-    status = "failed" if result.unreachable else ("partial" if result.failed else "ok")
-    with factory() as session, session.begin():
-        session.execute(
-            update(FetchRun)
-            .where(FetchRun.id == run_id)
-            .values(
-                finished_at_ms=now_ms(),
-                status=status,
-                apps_seen=result.seen,
-                apps_loaded=result.loaded,
-                apps_skipped=result.skipped,
-                apps_failed=len(result.failed),
-                requests=result.requests,
-                bytes=result.bytes,
-                error=result.unreachable,
-                failed_apps=[[a, e[:500]] for a, e in result.failed] or None,
-            )
-        )
+    except BaseException as exc:
+        crashed = f"interrupted: {type(exc).__name__}: {exc}"[:2000]
+        raise
+    finally:
+        result.requests, result.bytes = client.requests, client.bytes
+        result.seconds = time.perf_counter() - started
+        finish_run(factory, run_id, result, crashed)
     return result
-
-
-def _plan(
-    factory: sessionmaker[Session],
-    client: ShsClient,
-    server_id: int,
-    fcfg: FetcherConfig,
-    opts: FetchOptions,
-    result: ServerResult,
-) -> list[AppEntry]:
-    """Decide which applications to fetch."""
-    with factory() as session:
-        if opts.app_ids:
-            entries = []
-            for app_id in opts.app_ids:
-                try:
-                    entries.append(parse_app_entry(client.get_json(endpoints.application(app_id))))
-                except ShsNotFound:
-                    result.failed.append((app_id, "not found on the server"))
-                except (ShsError, ParseError) as exc:
-                    if isinstance(exc, ShsUnreachable):
-                        raise
-                    result.failed.append((app_id, str(exc)))
-            result.seen = len(entries)
-            return [e for e in entries if e.completed]
-        min_end = opts.since_ms
-        if min_end is None and opts.limit is None:
-            min_end = _watermark(session, server_id, fcfg.overlap_minutes)
-        listed, _raw = list_completed(client, min_end, opts.limit, fcfg.listing_page_size)
-        listed = [e for e in listed if e.completed]
-        result.seen = len(listed)
-        stored = _stored_versions(session, server_id, [e.app_id for e in listed])
-        failures = _failures(session, server_id)
-        todo: list[AppEntry] = []
-        for e in listed:
-            if e.key in stored and stored[e.key] == e.last_updated_ms:
-                result.skipped += 1
-                continue
-            f = failures.get(e.key)
-            if (
-                f is not None
-                and f.failures >= fcfg.max_app_failures
-                and f.last_updated_ms == e.last_updated_ms
-            ):
-                result.gave_up.append(e.app_id)
-                result.skipped += 1
-                continue
-            todo.append(e)
-        # Earlier failures the listing window no longer covers are retried by id.
-        listed_keys = {e.key for e in listed}
-        for key, f in failures.items():
-            if key in listed_keys or f.failures >= fcfg.max_app_failures:
-                continue
-            try:
-                entry = parse_app_entry(client.get_json(endpoints.application(key[0])))
-            except ShsUnreachable:
-                raise
-            except (ShsError, ParseError):
-                continue  # still failing; counted when it is next listed or retried
-            if entry.completed:
-                todo.append(entry)
-        return todo
 
 
 def _fetch_and_load(
@@ -384,20 +209,22 @@ def _fetch_and_load(
     server_id: int,
     fcfg: FetcherConfig,
     opts: FetchOptions,
-    todo: list[AppEntry],
+    todo: Plan,
     redaction: re.Pattern[str],
     registry: Any,
     result: ServerResult,
     progress: Progress | None,
 ) -> None:
+    """Fetch the planned apps in a thread pool and load each one as it completes, oldest first."""
     threads = opts.threads or fcfg.threads
     pending: dict[Future[AppBundle], AppEntry] = {}
-    queue = iter(todo)
+    queue = iter(todo.todo)
+    frontier = todo.frontier
     done = 0
 
     def submit_more(pool: ThreadPoolExecutor) -> None:
         # A bounded number in flight keeps memory flat however many apps are listed.
-        while len(pending) < threads * 2:
+        while len(pending) < threads * 2 and result.unreachable is None:
             entry = next(queue, None)
             if entry is None:
                 return
@@ -409,13 +236,12 @@ def _fetch_and_load(
             finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
             for fut in finished:
                 entry = pending.pop(fut)
-                error: str | None = None
-                try:
-                    bundle = fut.result()
-                except (ShsError, ParseError) as exc:
-                    error = str(exc)
-                else:
-                    error = _load(factory, server_id, bundle, registry)
+                advance = frontier.advance_if_done(entry.key) if frontier else None
+                error = _fetch_error(fut, result)
+                if error is None and fut.exception() is None:
+                    error = _load(factory, server_id, fut.result(), registry, advance)
+                elif error is None:
+                    continue  # the server went away: neither loaded nor a failure of this app
                 done += 1
                 if error is None:
                     result.loaded += 1
@@ -423,14 +249,40 @@ def _fetch_and_load(
                 else:
                     result.failed.append((entry.app_id, error))
                     log.warning("failed %s: %s", entry.app_id, error)
-                    _record_failure(factory, server_id, entry, error)
+                    if not _record_failure(factory, server_id, entry, error, advance):
+                        continue
+                if frontier is not None:
+                    frontier.done(entry.key)
                 if progress is not None:
-                    progress(done, len(todo), entry.app_id)
+                    progress(done, len(todo.todo), entry.app_id)
             submit_more(pool)
+    if frontier is not None:
+        with factory() as session, session.begin():
+            watermark.apply(session, server_id, frontier.advance_now())
+
+
+def _fetch_error(fut: Future[AppBundle], result: ServerResult) -> str | None:
+    """Why an app's requests failed (None when they did, or when the server went away)."""
+    exc = fut.exception()
+    if exc is None:
+        return None
+    if isinstance(exc, ShsUnreachable):
+        if result.unreachable is None:
+            result.unreachable = str(exc)
+            log.error("the server went away: %s; stopping this run", exc)
+        return None
+    if isinstance(exc, ShsError | ParseError):
+        return str(exc)
+    log.debug("unexpected error in one application", exc_info=exc)
+    return f"internal error: {type(exc).__name__}: {exc}"[:2000]
 
 
 def _load(
-    factory: sessionmaker[Session], server_id: int, bundle: AppBundle, registry: Any
+    factory: sessionmaker[Session],
+    server_id: int,
+    bundle: AppBundle,
+    registry: Any,
+    advance: Advance | None,
 ) -> str | None:
     """Load (and analyse) one application in one transaction; return an error text or None."""
     try:
@@ -442,8 +294,12 @@ def _load(
             store_inputs(session, data)
             if registry is not None:
                 score_and_store(session, data, registry)
+            watermark.apply(session, server_id, advance)
     except SQLAlchemyError as exc:
         return f"database error: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
+    except Exception as exc:  # one app's data must not stop the others (e.g. a value too big)
+        log.debug("unexpected error loading %s", bundle.entry.app_id, exc_info=exc)
+        return f"internal error: {type(exc).__name__}: {exc}"[:2000]
     return None
 
 
@@ -462,13 +318,21 @@ def app_data(bundle: AppBundle) -> AppData:
 
 
 def _record_failure(
-    factory: sessionmaker[Session], server_id: int, entry: AppEntry, error: str
-) -> None:
+    factory: sessionmaker[Session],
+    server_id: int,
+    entry: AppEntry,
+    error: str,
+    advance: Advance | None,
+) -> bool:
+    """Record one app's failure (and the watermark it allows); False if that failed too."""
     try:
         with factory() as session, session.begin():
             count = loader.record_failure(
                 session, server_id, entry.app_id, entry.attempt_id, error, entry.last_updated_ms
             )
+            watermark.apply(session, server_id, advance)
         log.debug("%s has failed %d time(s)", entry.app_id, count)
     except SQLAlchemyError:
         log.exception("could not record the failure of %s", entry.app_id)
+        return False
+    return True

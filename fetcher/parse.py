@@ -75,7 +75,7 @@ def parse_time_ms(value: Any) -> int | None:
     if value is None or value == "":
         return None
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return int(value) if value > 0 else None
+        return _int(value) if value > 0 else None
     if not isinstance(value, str):
         return None
     text = value.strip().replace("GMT", "+0000").replace("Z", "+0000")
@@ -87,18 +87,27 @@ def parse_time_ms(value: Any) -> int | None:
     return None
 
 
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
 def _int(value: Any) -> int:
+    """A number for a 64-bit column; ParseError for one the database cannot hold."""
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, int):
-        return value
+        if _INT64_MIN <= value <= _INT64_MAX:
+            return value
+        raise ParseError(f"number out of range: {str(value)[:40]}")
     if isinstance(value, float):
-        return int(value)
+        if -9.2e18 < value < 9.2e18:  # NaN fails both
+            return int(value)
+        raise ParseError(f"number out of range: {value!r}")
     if isinstance(value, str):
         try:
-            return int(float(value))
+            number = float(value)
         except ValueError:
             return 0
+        return _int(number)
     return 0
 
 

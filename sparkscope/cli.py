@@ -9,11 +9,12 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from typing import Any
 
 import click
 
 from fetcher.cli import dump, fetch, schedule
-from sparkscope.clikit import CliState, fail_usage, pass_config, safe_url
+from sparkscope.clikit import EXIT_SOME_FAILED, CliState, fail_usage, pass_config, safe_url
 from sparkscope.config import Config, ConfigError
 
 
@@ -152,6 +153,23 @@ def analyze(config: Config, app_ids: tuple[str, ...], force: bool, workers: int)
         f"analysed {stats.analysed} applications ({stats.skipped} already current) "
         f"in {stats.seconds:.1f} s"
     )
+    unknown = _unknown_app_ids(make_sessionmaker(engine), app_ids) if app_ids else []
+    if unknown:
+        click.echo(f"sparkscope analyze: no stored application {', '.join(unknown)}", err=True)
+        sys.exit(EXIT_SOME_FAILED)
+
+
+def _unknown_app_ids(factory: Any, app_ids: tuple[str, ...]) -> list[str]:
+    """The ids among ``app_ids`` that no stored application has."""
+    from sqlalchemy import select
+
+    from sparkscope.models import Application
+
+    with factory() as session:
+        known = set(
+            session.scalars(select(Application.app_id).where(Application.app_id.in_(app_ids)))
+        )
+    return [a for a in dict.fromkeys(app_ids) if a not in known]
 
 
 for _command in (fetch, dump, schedule):

@@ -63,6 +63,7 @@ class ServerConfig:
     ca_bundle: str | None = None
     connect_timeout_s: float = 5.0
     read_timeout_s: float = 60.0
+    request_deadline_s: float = 300.0
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,8 @@ class FetcherConfig:
     listing_page_size: int = 500
     redaction_regex: str = DEFAULT_REDACTION_REGEX
     store_hadoop_properties: bool = False
+    reconcile_days: int = 7
+    reconcile_every_hours: int = 24
 
 
 @dataclass(frozen=True)
@@ -155,6 +158,12 @@ SETTINGS: tuple[Setting, ...] = (
         "Seconds to wait for a response (replaying a big app is slow).",
     ),
     Setting(
+        "servers[].request_deadline_s",
+        300.0,
+        "Seconds one request may take in all (connect, wait, read the body, retries), however "
+        "slowly the server sends; past it the request fails as a timeout.",
+    ),
+    Setting(
         "fetcher.threads",
         4,
         "Worker threads, one HTTP session each; one application per thread at a time.",
@@ -186,6 +195,22 @@ SETTINGS: tuple[Setting, ...] = (
         "An app that failed this many times is reported and no longer retried.",
     ),
     Setting("fetcher.listing_page_size", 500, "Applications asked for per listing request."),
+    Setting(
+        "fetcher.reconcile_days",
+        7,
+        "Reconciliation lists this many days below the watermark, for apps the SHS listed late.",
+    ),
+    Setting(
+        "fetcher.reconcile_every_hours",
+        24,
+        "A run reconciles when the last reconciliation is this old; 0: only `fetch --reconcile`.",
+    ),
+    Setting(
+        "fetcher.store_hadoop_properties",
+        False,
+        "Also store the ~1,000 Hadoop properties per app (mostly cluster defaults; "
+        "`spark.hadoop.*` settings are Spark properties and always stored).",
+    ),
     Setting(
         "fetcher.redaction_regex",
         DEFAULT_REDACTION_REGEX,
@@ -220,6 +245,8 @@ _SECTIONS: dict[str, dict[str, Callable[[Any], Any]]] = {
         "listing_page_size": positive_int,
         "redaction_regex": regex,
         "store_hadoop_properties": boolean,
+        "reconcile_days": positive_int,
+        "reconcile_every_hours": non_negative_int,
     },
     "web": {
         "secret_key": optional_string,
@@ -236,6 +263,7 @@ _SERVER_KEYS: dict[str, Callable[[Any], Any]] = {
     "ca_bundle": optional_string,
     "connect_timeout_s": non_negative_number,
     "read_timeout_s": non_negative_number,
+    "request_deadline_s": non_negative_number,
 }
 _TOP_KEYS = {"database_url", "data_dir", "heuristics_path", "servers", *_SECTIONS}
 

@@ -570,3 +570,32 @@ class DaySummary(Base):
         Float, nullable=False, default=0.0, server_default="0", comment="sum of wasted core-hours"
     )
     wasted_apps: Mapped[int] = _count("applications whose wasted core-hours are known")
+
+
+# --- fetch watermark (issue 10)
+
+
+class FetchWatermark(Base):
+    """How much of one server's listing is loaded: the incremental fetch resumes from here."""
+
+    __tablename__ = "fetch_watermark"
+    __table_args__ = {
+        "comment": "per server: the end-time range within which every listed app is stored or "
+        "recorded as failed"
+    }
+
+    server_id: Mapped[int] = mapped_column(
+        ForeignKey("history_server.id", ondelete="CASCADE"),
+        primary_key=True,
+        comment="history_server.id",
+    )
+    covered_from_ms: Mapped[int] = mapped_column(
+        BigInteger, comment="lowest end time of the covered range, epoch ms (0: from the start)"
+    )
+    covered_to_ms: Mapped[int] = mapped_column(
+        BigInteger, comment="highest end time of the covered range, epoch ms: the watermark"
+    )
+    reconciled_at_ms: Mapped[int | None] = mapped_column(
+        BigInteger, comment="when a listing of the reconciliation window last completed, epoch ms"
+    )
+    updated_at_ms: Mapped[int] = mapped_column(BigInteger, comment="last change, epoch ms")

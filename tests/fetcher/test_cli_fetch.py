@@ -189,3 +189,64 @@ def test_schedule_install_is_idempotent(tmp_path: Path, monkeypatch) -> None:
     assert lines[0] == "0 3 * * * /usr/bin/backup"
     ours = [x for x in lines if x.endswith("# sparkscope-fetch")]
     assert len(ours) == 1 and ours[0].startswith("*/5 * * * *")
+
+
+def test_unreachable_server_logs_one_short_line_per_retry(
+    fresh_sqlite_url: str, tmp_path: Path, monkeypatch, caplog
+) -> None:
+    import logging
+
+    cfg = tmp_path / "s.yaml"
+    cfg.write_text("fetcher:\n  retries: 2\n  backoff_factor_s: 0\n")
+    monkeypatch.setenv("SPARKSCOPE_DATABASE_URL", fresh_sqlite_url)
+    monkeypatch.setenv("SPARKSCOPE_CONFIG", str(cfg))
+    caplog.set_level(logging.INFO)
+    url = f"http://127.0.0.1:{_closed_port()}"
+    result = CliRunner().invoke(cli, ["fetch", "--url", url])
+    assert result.exit_code == 3, result.output
+    assert not [r for r in caplog.records if r.name.startswith("urllib3")]
+    retries = [r.getMessage() for r in caplog.records if r.getMessage().startswith("retry ")]
+    assert [m.split(":", 1)[0] for m in retries] == ["retry 1 of 2", "retry 2 of 2"]
+    assert all(f"{url}/api/v1/applications?status=completed" in m for m in retries)
+    assert all(m.endswith("(NewConnectionError)") and len(m) < 200 for m in retries)
+    assert (
+        "stopped: server unreachable: Connection refused (ConnectionRefusedError)" in result.output
+    )
+
+
+def test_missing_folder_says_so(fresh_sqlite_url: str, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("SPARKSCOPE_DATABASE_URL", fresh_sqlite_url)
+    monkeypatch.delenv("SPARKSCOPE_CONFIG", raising=False)
+    missing = tmp_path / "no" / "such" / "folder"
+    result = CliRunner().invoke(cli, ["fetch", "--url", str(missing)])
+    assert result.exit_code == 2
+    assert f"the folder {missing} does not exist" in result.output
+    assert "recorded.invalid" not in result.output
+    assert _count(fresh_sqlite_url, FetchRun) == 0
+
+
+def test_backfill_and_since_together_are_refused(fresh_sqlite_url: str, monkeypatch) -> None:
+    monkeypatch.setenv("SPARKSCOPE_DATABASE_URL", fresh_sqlite_url)
+    monkeypatch.delenv("SPARKSCOPE_CONFIG", raising=False)
+    result = CliRunner().invoke(
+        cli, ["fetch", "--url", str(RECORDING), "--backfill", "--since", "2026-01-01"]
+    )
+    assert result.exit_code == 2 and "pick one" in result.output
+
+
+def test_analyze_unknown_app_id_says_so_and_exits_1(fresh_sqlite_url: str, monkeypatch) -> None:
+    monkeypatch.setenv("SPARKSCOPE_DATABASE_URL", fresh_sqlite_url)
+    monkeypatch.delenv("SPARKSCOPE_CONFIG", raising=False)
+    runner = CliRunner()
+    assert runner.invoke(cli, ["fetch", "--url", str(RECORDING), "--limit", "1"]).exit_code == 0
+    engine = make_engine(fresh_sqlite_url)
+    with engine.connect() as c:
+        known = c.scalar(select(Application.app_id))
+    engine.dispose()
+    ok = runner.invoke(cli, ["analyze", "--app-id", known, "--workers", "1"])
+    assert ok.exit_code == 0, ok.output
+    bad = runner.invoke(
+        cli, ["analyze", "--app-id", known, "--app-id", "app-nope", "--workers", "1"]
+    )
+    assert bad.exit_code == 1
+    assert "no stored application app-nope" in bad.output and known not in bad.output.split(":")[-1]

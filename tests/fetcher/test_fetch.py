@@ -23,6 +23,7 @@ from sparkscope.models import (
     Executor,
     FetchFailure,
     FetchRun,
+    FetchWatermark,
     Job,
     Stage,
     StageExecutor,
@@ -190,7 +191,7 @@ def _apps_with_failure(rsps, key_suffix: str, body: Any = None, status: int = 20
         ("/jobs", '[{"jobId": 0, "name": "trunc', 200, "invalid JSON"),
         ("/environment", "<html>proxy error</html>", 200, "invalid JSON"),
         ("/allexecutors", "unknown app", 404, "not found"),
-        ("/jobs", requests.exceptions.ReadTimeout("read timed out"), 200, "unreachable"),
+        ("/jobs", requests.exceptions.ReadTimeout("read timed out"), 200, "timed out"),
         ("/jobs", '{"not": "a list"}', 200, "expected a JSON list"),
     ],
 )
@@ -327,3 +328,40 @@ def test_app_ids_refetch_specific_apps(rsps, factory) -> None:
     with factory() as s:
         failed = s.scalars(select(Task).where(Task.status == "FAILED")).all()
         assert {t.task_id for t in failed} == {1, 6, 11}
+
+
+@pytest.mark.parametrize("store", [True, False])
+def test_store_hadoop_properties(rsps, factory, store: bool) -> None:
+    recorded.register_listing(rsps, [HEALTHY])
+    recorded.register_app(rsps, HEALTHY)
+    cfg = FetcherConfig(threads=1, retries=0, backoff_factor_s=0, store_hadoop_properties=store)
+    assert run_server(factory, SERVER, cfg, FetchOptions()).loaded == 1
+    env = next(v for k, v in recorded.app_requests(HEALTHY).items() if k.endswith("/environment"))
+    hadoop = count(factory, EnvironmentProperty, section="hadoop")
+    assert hadoop == (len({p[0] for p in env["hadoopProperties"]}) if store else 0)
+    assert count(factory, EnvironmentProperty, section="spark") > 0
+
+
+def test_ctrl_c_still_finishes_the_run_row_and_keeps_the_watermark_below_missing_apps(
+    rsps, factory
+) -> None:
+    """Ctrl-C after the first application (raised where the progress bar is drawn)."""
+    recorded.register_listing(rsps, [HEALTHY, SKEWED])
+    recorded.register_app(rsps, HEALTHY)
+    recorded.register_app(rsps, SKEWED)
+    cfg = FetcherConfig(threads=1, retries=0, backoff_factor_s=0)
+
+    def ctrl_c(done: int, total: int, app_id: str) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_server(factory, SERVER, cfg, FetchOptions(), progress=ctrl_c)
+    with factory() as s:
+        run = s.scalars(select(FetchRun)).one()
+        assert run.status == "failed" and run.error.startswith("interrupted: KeyboardInterrupt")
+        assert run.finished_at_ms is not None and run.apps_loaded == 1
+        [first] = s.scalars(select(Application)).all()
+        mark = s.scalars(select(FetchWatermark.covered_to_ms)).one()
+    ends = {a["id"]: a["attempts"][0]["endTimeEpoch"] for a in recorded.listing()}
+    other = SKEWED if first.app_id == HEALTHY else HEALTHY
+    assert first.end_time_ms <= mark < ends[other]

@@ -1,0 +1,100 @@
+"""Decode SHS bodies refusing numbers that JSON or the database cannot hold.
+
+Python's ``json`` reads ``NaN`` and ``Infinity``, turns ``1e400`` into infinity and any integer into
+an unbounded ``int``; none of these can be stored (a PostgreSQL ``bigint`` holds 64 bits, ``jsonb``
+has no infinity) and a real History Server never sends them. :func:`loads` raises
+:class:`HostileNumber` for them; :func:`loads_marking` puts a :class:`Hostile` marker in their place
+instead, so that one bad entry of a listing fails only its own application.
+
+Checking every number costs a Python call per number, so it runs only on bodies where a byte scan
+finds an exponent of three digits or a run of 19 digits (or a string that looks like one); other bodies decode at full C speed, the
+constants (``NaN``, ``Infinity``) being refused on both paths.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from typing import Any
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+# Every digit becomes "0" and "E" becomes "e": three substring searches then find any exponent of
+# three digits or run of 19 digits, several times faster than a regular expression.
+_FOLD = bytes(
+    ord("0") if c in b"0123456789" else ord("e") if c == ord("E") else c for c in range(256)
+)
+_SUSPECT = (b"e000", b"e+000", b"0" * 19)
+
+
+def _suspect(body: bytes) -> bool:
+    folded = body.translate(_FOLD)
+    return any(pattern in folded for pattern in _SUSPECT)
+
+
+class HostileNumber(ValueError):
+    """A number in a body that JSON or the database cannot hold."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text[:40]
+        super().__init__(f"number out of range: {self.text}")
+
+
+class Hostile:
+    """Stands in for a hostile number in :func:`loads_marking` output."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text[:40]
+
+    def __repr__(self) -> str:
+        return f"Hostile({self.text!r})"
+
+
+def _raise(text: str) -> Any:
+    raise HostileNumber(text)
+
+
+def _checked(on_bad: Callable[[str], Any]) -> tuple[Callable[[str], Any], Callable[[str], Any]]:
+    def parse_int(text: str) -> Any:
+        value = int(text)
+        return value if INT64_MIN <= value <= INT64_MAX else on_bad(text)
+
+    def parse_float(text: str) -> Any:
+        value = float(text)
+        return value if math.isfinite(value) else on_bad(text)
+
+    return parse_int, parse_float
+
+
+_STRICT = _checked(_raise)
+_MARKING = _checked(Hostile)
+
+
+def loads(body: bytes) -> Any:
+    """``json.loads`` that raises HostileNumber for NaN, infinities and integers over 64 bits."""
+    if not _suspect(body):
+        return json.loads(body, parse_constant=_raise)
+    return json.loads(body, parse_constant=_raise, parse_int=_STRICT[0], parse_float=_STRICT[1])
+
+
+def loads_marking(body: bytes) -> Any:
+    """``json.loads`` that replaces each hostile number with a :class:`Hostile` marker."""
+    if not _suspect(body):
+        return json.loads(body, parse_constant=Hostile)
+    return json.loads(body, parse_constant=Hostile, parse_int=_MARKING[0], parse_float=_MARKING[1])
+
+
+def find_hostile(value: Any) -> str | None:
+    """The text of the first hostile number marked anywhere in ``value``, or None."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Hostile):
+            return item.text
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
