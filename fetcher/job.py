@@ -56,6 +56,7 @@ from sparkscope.analysis import (
 from sparkscope.config import FetcherConfig, ServerConfig
 from sparkscope.db import is_postgres, now_ms
 from sparkscope.models import Application, FetchFailure, FetchRun
+from sparkscope.predictions import refresh_after_fetch
 
 log = logging.getLogger("sparkscope.fetch")
 
@@ -302,6 +303,7 @@ def run_server(
         _fetch_and_load(
             factory, client, server_id, fcfg, opts, todo, redaction, registry, result, progress
         )
+        refresh_after_fetch(factory, server_id)
     result.requests, result.bytes = client.requests, client.bytes
     result.seconds = time.perf_counter() - started
     status = "failed" if result.unreachable else ("partial" if result.failed else "ok")

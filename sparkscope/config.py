@@ -99,6 +99,17 @@ class PriceConfig:
 
 
 @dataclass(frozen=True)
+class PredictionConfig:
+    """Recurring-run predictions: how runs group into keys, and when a run is a regression."""
+
+    key_patterns: tuple[str, ...] = ()
+    min_history: int = 5
+    margin: float = 0.1
+    level: float = 0.8
+    class_aware: bool = True
+
+
+@dataclass(frozen=True)
 class Config:
     """The whole, validated configuration."""
 
@@ -109,6 +120,7 @@ class Config:
     fetcher: FetcherConfig = field(default_factory=FetcherConfig)
     web: WebConfig = field(default_factory=WebConfig)
     prices: PriceConfig = field(default_factory=PriceConfig)
+    predictions: PredictionConfig = field(default_factory=PredictionConfig)
     source: str | None = None
 
     def server(self, name: str) -> ServerConfig:
@@ -200,6 +212,16 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("prices.currency", "USD", "Currency label for costs."),
     Setting("prices.core_hour", None, "Price of one core-hour; unset hides money figures."),
     Setting("prices.gb_hour", None, "Price of one GB-hour of memory; unset hides money figures."),
+    Setting(
+        "predictions.key_patterns",
+        [],
+        "Regexes removed from application names to form the recurring key "
+        "(e.g. `'\\d{4}-\\d{2}-\\d{2}'` for dates); run `sparkscope analyze` after a change.",
+    ),
+    Setting("predictions.min_history", 5, "Earlier successful runs needed for a verdict."),
+    Setting("predictions.margin", 0.1, "A regression is slower than the interval top by more."),
+    Setting("predictions.level", 0.8, "Nominal level of the prediction intervals (0.5-0.99)."),
+    Setting("predictions.class_aware", True, "Fit the class-aware GBDT across keys."),
 )
 
 
@@ -263,6 +285,12 @@ def _regex(value: Any) -> str:
     return text
 
 
+def _level(value: float) -> float:
+    if not 0.5 <= value <= 0.99:
+        raise ValueError(f"expected a level between 0.5 and 0.99, got {value}")
+    return value
+
+
 def _server_url(value: Any) -> str:
     text = _str(value).rstrip("/")
     scheme = urlsplit(text).scheme
@@ -286,6 +314,13 @@ _SECTIONS: dict[str, dict[str, Callable[[Any], Any]]] = {
     },
     "web": {"secret_key": _opt_str, "host": _str, "port": _pos_int, "page_size": _pos_int},
     "prices": {"currency": _str, "core_hour": _opt_float, "gb_hour": _opt_float},
+    "predictions": {
+        "key_patterns": lambda v: tuple(_regex(x) for x in (v or [])),
+        "min_history": _pos_int,
+        "margin": _float,
+        "level": lambda v: _level(_float(v)),
+        "class_aware": _bool,
+    },
 }
 _SERVER_KEYS: dict[str, Callable[[Any], Any]] = {
     "name": _str,
@@ -413,6 +448,7 @@ def parse_config(
         fetcher=FetcherConfig(**_section(raw.get("fetcher"), "fetcher", file)),
         web=WebConfig(**web),
         prices=PriceConfig(**_section(raw.get("prices"), "prices", file)),
+        predictions=PredictionConfig(**_section(raw.get("predictions"), "predictions", file)),
         source=file,
     )
 

@@ -1,0 +1,395 @@
+"""Compute and store the predictions of recurring runs (the write side; pages only read them).
+
+:func:`refresh` is called once per server after a fetch run and by ``sparkscope analyze``. It finds
+the runs whose prediction is missing or stale (new run, re-fetched run: ``fetched_at_ms``
+changed) and the keys that lost a run (deleted: fewer stored predictions than the key's forecast
+counted), then recomputes, per key, every run from the earliest changed one on: later runs
+depended on it. Everything a run's prediction uses started before it.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from sparkscope.advisor import classaware, rolling, verdict
+from sparkscope.advisor.features import RunFeatures, recurring_key
+from sparkscope.advisor.rolling import Point
+from sparkscope.config import ConfigError, PredictionConfig, load_config
+from sparkscope.db import now_ms
+from sparkscope.models import AnalysisResult, Application, RecurringForecast, RunPrediction
+from sparkscope.prediction_data import RunRow, load_runs
+
+log = logging.getLogger(__name__)
+
+#: Earlier runs read per key: the training window plus the residuals of the earliest of them.
+HISTORY = rolling.WINDOW + rolling.RESIDUAL_RUNS
+POOL = 500
+
+
+@dataclass
+class RefreshStats:
+    keys: int = 0
+    runs: int = 0
+
+
+def settings_or_default(settings: PredictionConfig | None) -> PredictionConfig:
+    """The given settings, else those of the default config file (defaults if unreadable)."""
+    if settings is not None:
+        return settings
+    try:
+        return load_config().predictions
+    except ConfigError:
+        return PredictionConfig()
+
+
+def refresh_server(
+    factory: sessionmaker[Session],
+    server_id: int,
+    settings: PredictionConfig | None = None,
+    full: bool = False,
+) -> RefreshStats:
+    """Bring the predictions of one server up to date (all of them when ``full``)."""
+    cfg = settings_or_default(settings)
+    with factory() as session, session.begin():
+        return _refresh(session, server_id, cfg, full)
+
+
+def refresh_all(
+    factory: sessionmaker[Session], settings: PredictionConfig, full: bool = False
+) -> RefreshStats:
+    """Every server; ``full`` recomputes every run (after a change of the settings)."""
+    total = RefreshStats()
+    with factory() as session:
+        servers = session.scalars(select(Application.server_id).distinct()).all()
+    for sid in servers:
+        s = refresh_server(factory, sid, settings, full)
+        total.keys += s.keys
+        total.runs += s.runs
+    return total
+
+
+def _refresh(session: Session, server_id: int, cfg: PredictionConfig, full: bool) -> RefreshStats:
+    stats = RefreshStats()
+    if full:
+        session.execute(delete(RunPrediction).where(RunPrediction.server_id == server_id))
+        session.execute(delete(RecurringForecast).where(RecurringForecast.server_id == server_id))
+    dirty_rows = session.execute(
+        select(Application.id, Application.name, Application.start_time_ms)
+        .outerjoin(RunPrediction, RunPrediction.application_id == Application.id)
+        .where(
+            Application.server_id == server_id,
+            (RunPrediction.application_id.is_(None))
+            | (RunPrediction.fetched_at_ms != Application.fetched_at_ms),
+        )
+    ).all()
+    first_dirty: dict[str, int] = {}
+    dirty_ids: dict[str, list[int]] = defaultdict(list)
+    for pk, name, start in dirty_rows:
+        key = recurring_key(name, cfg.key_patterns)
+        dirty_ids[key].append(pk)
+        first_dirty[key] = min(first_dirty.get(key, start or 0), start or 0)
+    # Keys that lost a run since their forecast was computed: recompute them from the start.
+    counts = dict(
+        session.execute(
+            select(RunPrediction.key, func.count())
+            .where(RunPrediction.server_id == server_id)
+            .group_by(RunPrediction.key)
+        ).all()
+    )
+    for key, n in session.execute(
+        select(RecurringForecast.key, RecurringForecast.n_runs).where(
+            RecurringForecast.server_id == server_id
+        )
+    ).all():
+        have = counts.get(key, 0) + len(dirty_ids.get(key, ()))
+        if have < n:
+            first_dirty[key] = -1
+    if not first_dirty:
+        return stats
+    stale = [pk for pks in dirty_ids.values() for pk in pks]
+    for i in range(0, len(stale), 1000):
+        session.execute(
+            delete(RunPrediction).where(RunPrediction.application_id.in_(stale[i : i + 1000]))
+        )
+    fresh = {r.id: r for r in load_runs(session, stale)}
+    pool, fpool = _pools(session, server_id)
+    model = _class_model(session, server_id, min(first_dirty.values()), cfg)
+    for key, since in first_dirty.items():
+        new_runs = [fresh[pk] for pk in dirty_ids.get(key, ()) if pk in fresh]
+        stats.runs += _refresh_key(
+            session, server_id, key, since, new_runs, cfg, pool, fpool, model
+        )
+        stats.keys += 1
+    return stats
+
+
+def _pools(session: Session, server_id: int) -> tuple[list[float], list[float]]:
+    """Recent out-of-sample log residuals of the server (served model, served forecast)."""
+    rows = session.execute(
+        select(
+            RunPrediction.duration_ms,
+            RunPrediction.expected_ms,
+            RunPrediction.forecasts,
+            RunPrediction.features,
+        )
+        .where(RunPrediction.server_id == server_id, RunPrediction.succeeded.is_(True))
+        .order_by(RunPrediction.start_time_ms.desc())
+        .limit(POOL)
+    ).all()
+    pool = [e for d, p, _f, _x in rows if (e := rolling.log_error(d, p)) is not None]
+    fpool: list[float] = []
+    for d, _p, f, _x in rows:
+        served = (f or {}).get("_served")
+        e = rolling.log_error(d, served)
+        if e is not None:
+            fpool.append(e)
+    return pool, fpool
+
+
+def _class_model(
+    session: Session, server_id: int, before_ms: int, cfg: PredictionConfig
+) -> classaware.ClassAware | None:
+    """The class-aware model fitted on the server's successful runs that started before."""
+    if not cfg.class_aware:
+        return None
+    import numpy as np
+
+    rows = session.execute(
+        select(RunPrediction.features, RunPrediction.duration_ms)
+        .where(
+            RunPrediction.server_id == server_id,
+            RunPrediction.succeeded.is_(True),
+            RunPrediction.start_time_ms < before_ms,
+        )
+        .order_by(RunPrediction.start_time_ms.desc())
+        .limit(classaware.MAX_TRAIN)
+    ).all()
+    if len(rows) < classaware.MIN_TRAIN:
+        return None
+    X = np.array([RunFeatures.from_json(f).vector() for f, _d in reversed(rows)])
+    y = np.array([float(d) for _f, d in reversed(rows)])
+    return classaware.fit(X, y)
+
+
+def _stored(session: Session, server_id: int, key: str, since: int) -> list[RunPrediction]:
+    """The key's stored runs from ``since`` on, plus the ``HISTORY`` before it."""
+    base = select(RunPrediction).where(
+        RunPrediction.server_id == server_id, RunPrediction.key == key
+    )
+    before = session.scalars(
+        base.where(RunPrediction.start_time_ms < since)
+        .order_by(RunPrediction.start_time_ms.desc())
+        .limit(HISTORY)
+    ).all()
+    after = session.scalars(
+        base.where(RunPrediction.start_time_ms >= since).order_by(RunPrediction.start_time_ms)
+    ).all()
+    return [*reversed(before), *after]
+
+
+def _point(row: RunPrediction) -> Point:
+    forecasts = dict(row.forecasts or {})
+    fmodel = str(forecasts.pop("_model", ""))
+    forecasts.pop("_served", None)
+    return Point(
+        predictions=dict(row.candidates or {}),
+        model=row.model,
+        expected=row.expected_ms,
+        low=row.low_ms,
+        high=row.high_ms,
+        n_train=row.n_train,
+        forecasts=forecasts,
+        forecast_model=fmodel,
+    )
+
+
+def _refresh_key(
+    session: Session,
+    server_id: int,
+    key: str,
+    since: int,
+    new_runs: Sequence[RunRow],
+    cfg: PredictionConfig,
+    pool: list[float],
+    fpool: list[float],
+    model: classaware.ClassAware | None,
+) -> int:
+    import numpy as np
+
+    stored = _stored(session, server_id, key, since)
+    runs: list[tuple[int, int, float | None, bool, int, RunFeatures, RunPrediction | None]] = [
+        (
+            r.application_id,
+            r.start_time_ms,
+            r.duration_ms,
+            r.succeeded,
+            r.fetched_at_ms,
+            RunFeatures.from_json(r.features),
+            r,
+        )
+        for r in stored
+    ]
+    runs += [
+        (r.id, r.start_time_ms, r.duration_ms, r.succeeded, r.fetched_at_ms, r.features, None)
+        for r in new_runs
+    ]
+    runs.sort(key=lambda r: (r[1], r[0]))
+    if not runs:
+        session.execute(
+            delete(RecurringForecast).where(
+                RecurringForecast.server_id == server_id, RecurringForecast.key == key
+            )
+        )
+        return 0
+    X = np.array([r[5].vector() for r in runs], dtype=float)
+    y = np.array([float(r[2] or 0) for r in runs])
+    ok = np.array([r[3] for r in runs], dtype=bool)
+    t = np.array([float(r[1]) for r in runs])
+    points: list[Point | None] = []
+    computed = 0
+    at = now_ms()
+    for i, (pk, start, duration, good, fetched, feats, row) in enumerate(runs):
+        if row is not None and start < since:
+            points.append(_point(row))
+            continue
+        extra = None
+        if model is not None:
+            extra = {"class_gbdt": float(model.predict(X[i : i + 1])[0])}
+        p = rolling.predict_run(X, y, ok, t, i, points, cfg.level, pool, fpool, extra)
+        points.append(p)
+        f = rolling.forecast_interval(p, points, y, ok, i, cfg.level, fpool)
+        earlier = [runs[j][5] for j in range(max(0, i - 5), i) if ok[j]]
+        v, excess = verdict.verdict(
+            duration, p.low, p.high, p.expected, int(ok[:i].sum()), cfg.min_history, cfg.margin
+        )
+        causes = verdict.causes(feats, earlier) if v == "regression" else []
+        if v == "regression":
+            causes += _new_findings(session, pk, [runs[j][0] for j in range(i) if ok[j]][-1:])
+        if row is not None:
+            session.delete(row)
+            session.flush()
+        session.add(
+            RunPrediction(
+                application_id=pk,
+                server_id=server_id,
+                key=key,
+                start_time_ms=start,
+                duration_ms=duration,
+                succeeded=good,
+                fetched_at_ms=fetched,
+                features=feats.to_json(),
+                candidates=_clean(p.predictions),
+                forecasts={
+                    **_clean(p.forecasts),
+                    "_model": p.forecast_model,
+                    "_served": f[0] if f else None,
+                },
+                expected_ms=_num(p.expected),
+                low_ms=_num(p.low),
+                high_ms=_num(p.high),
+                level=cfg.level,
+                model=p.model or "",
+                n_train=p.n_train,
+                verdict=v,
+                excess_pct=_num(excess),
+                causes=causes,
+                computed_at_ms=at,
+            )
+        )
+        computed += 1
+    _store_forecast(session, server_id, key, X, y, ok, t, points, cfg, fpool, len(runs), since)
+    return computed
+
+
+def _store_forecast(
+    session: Session,
+    server_id: int,
+    key: str,
+    X: Any,
+    y: Any,
+    ok: Any,
+    t: Any,
+    points: list[Point | None],
+    cfg: PredictionConfig,
+    fpool: list[float],
+    n_stored: int,
+    since: int,
+) -> None:
+    """The forecast of the run after the last one, stored for the key."""
+    fc = rolling.next_forecast(X, y, ok, t, points, cfg.level, fpool)
+    total = n_stored
+    if since >= 0:  # the stored slice may not start at the key's first run
+        total = (
+            session.scalar(
+                select(func.count()).where(
+                    RunPrediction.server_id == server_id, RunPrediction.key == key
+                )
+            )
+            or n_stored
+        )
+    idx = ok.nonzero()[0]
+    next_start = None
+    if len(idx) > 1:
+        gaps = sorted(float(g) for g in (t[idx][1:] - t[idx][:-1]))
+        next_start = int(t[-1] + gaps[len(gaps) // 2])
+    session.execute(
+        delete(RecurringForecast).where(
+            RecurringForecast.server_id == server_id, RecurringForecast.key == key
+        )
+    )
+    session.add(
+        RecurringForecast(
+            server_id=server_id,
+            key=key,
+            n_runs=total,
+            expected_ms=_num(fc[0]) if fc else None,
+            low_ms=_num(fc[1]) if fc else None,
+            high_ms=_num(fc[2]) if fc else None,
+            level=cfg.level,
+            model=fc[3] if fc else "",
+            next_start_ms=next_start,
+            computed_at_ms=now_ms(),
+        )
+    )
+
+
+def _new_findings(session: Session, app_pk: int, previous: list[int]) -> list[str]:
+    """Heuristics that found something in this run but not in the previous successful one."""
+    if not previous:
+        return []
+    rows = session.execute(
+        select(AnalysisResult.application_id, AnalysisResult.heuristic).where(
+            AnalysisResult.application_id.in_([app_pk, *previous])
+        )
+    ).all()
+    now = {h for a, h in rows if a == app_pk}
+    before = {h for a, h in rows if a != app_pk}
+    return [f"new finding: {h}" for h in sorted(now - before)]
+
+
+def _num(v: float | None) -> float | None:
+    return float(v) if v is not None and math.isfinite(v) else None
+
+
+def _clean(d: dict[str, float]) -> dict[str, float]:
+    return {k: float(v) for k, v in d.items() if v is not None and math.isfinite(v)}
+
+
+def refresh_after_fetch(factory: sessionmaker[Session], server_id: int) -> None:
+    """The fetcher's hook: update the server's predictions; a failure is logged, never fatal
+    to the fetch (the next fetch or `sparkscope analyze` retries it)."""
+    try:
+        stats = refresh_server(factory, server_id)
+    except Exception:
+        log.exception("predictions of server %s not updated", server_id)
+        return
+    if stats.runs:
+        log.info("predicted %d runs of %d recurring keys", stats.runs, stats.keys)
