@@ -15,6 +15,7 @@ import click
 from fetcher.cli import dump, fetch, schedule
 from sparkscope.clikit import CliState, fail_usage, pass_config, safe_url
 from sparkscope.config import Config, ConfigError
+from sparkscope.predict_cli import backtest
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -129,7 +130,7 @@ def serve(config: Config, host: str | None, port: int | None, debug: bool) -> No
 @pass_config
 def analyze(config: Config, app_ids: tuple[str, ...], force: bool, workers: int) -> None:
     """Re-score stored applications with the current heuristics config."""
-    from sparkscope import analysis
+    from sparkscope import analysis, predictions
     from sparkscope.db import make_engine, make_sessionmaker
 
     try:
@@ -137,17 +138,20 @@ def analyze(config: Config, app_ids: tuple[str, ...], force: bool, workers: int)
     except ConfigError as exc:
         fail_usage(f"config error: {exc}")
     engine = make_engine(config.database_url)
+    factory = make_sessionmaker(engine)
     stats = analysis.analyze_all(
-        make_sessionmaker(engine), registry, app_ids=app_ids or None, force=force, workers=workers
+        factory, registry, app_ids=app_ids or None, force=force, workers=workers
     )
     click.echo(
         f"analysed {stats.analysed} applications ({stats.skipped} already current) "
         f"in {stats.seconds:.1f} s"
     )
+    click.echo(f"predicted {predictions.refresh_all(factory, config.predictions, force).runs} runs")
 
 
 for _command in (fetch, dump, schedule):
     cli.add_command(_command)
+cli.add_command(backtest)
 
 
 def main() -> None:

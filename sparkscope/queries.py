@@ -28,6 +28,7 @@ from sparkscope.models import (
     Executor,
     FetchRun,
     HistoryServer,
+    RunPrediction,
     Stage,
 )
 from sparkscope.redaction import redact
@@ -178,6 +179,7 @@ class SearchFilters:
     end_to_ms: int | None = None
     min_severity: int | None = None
     heuristic: str | None = None
+    verdict: str | None = None
     sort: str = "start"
     descending: bool = True
     page: int = 1
@@ -275,6 +277,12 @@ def _search_conditions(f: SearchFilters) -> list[ColumnElement[bool]]:
                     AnalysisResult.heuristic == f.heuristic,
                     AnalysisResult.severity >= floor,
                 )
+            )
+        )
+    if f.verdict:  # predictions: runs judged regression/improvement/normal
+        conds.append(
+            exists().where(
+                RunPrediction.application_id == Application.id, RunPrediction.verdict == f.verdict
             )
         )
     return conds

@@ -241,7 +241,7 @@ def _stage_work(ran: Sequence[Mapping[str, Any]], keep: int = MAX_STAGES) -> lis
     chosen = {id(s) for s in longest}
     return [
         [
-            _stage_label(s.get("name")) + f" ({s.get('stage_id')})",
+            f"stage {s.get('stage_id')} ({_stage_label(s.get('name'))[:40]})",
             int(s.get("input_bytes") or 0) + int(s.get("shuffle_read_bytes") or 0),
             int(s.get("executor_run_time_ms") or 0),
         ]

@@ -8,6 +8,12 @@ from flask import Blueprint, Response, abort, current_app, jsonify, request
 
 from heuristics.base import HeuristicResult
 from sparkscope.db import now_ms
+from sparkscope.prediction_views import (
+    app_prediction,
+    forecast_json,
+    history_predictions,
+    prediction_json,
+)
 from sparkscope.queries import (
     APP_METRICS,
     HISTORY_METRICS,
@@ -126,6 +132,7 @@ def app(app_id: str) -> Response:
     )
     body = detail_json(detail)
     body["heuristics_config_error"] = error
+    body["prediction"] = prediction_json(app_prediction(get_session(), detail.app.id))
     return jsonify(body)
 
 
@@ -184,6 +191,7 @@ def history_api() -> Response:
     metric = parse_choice(request.args, "metric", tuple(HISTORY_METRICS), "duration")
     server = text(request.args, "server", 200)
     points = history(get_session(), name, metric, server)
+    preds, forecast = history_predictions(get_session(), name, server)
     return jsonify(
         name=name,
         metric=metric,
@@ -198,7 +206,9 @@ def history_api() -> Response:
                 "worst_severity": severity_name(p.worst_severity),
                 "value": p.value,
                 "url": app_link(p.app_id, p.server, p.attempt_id),
+                "prediction": prediction_json(preds.get((p.server, p.app_id, p.attempt_id))),
             }
             for p in points
         ],
+        forecast=forecast_json(forecast),
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, current_app, render_template, request
 
 from sparkscope.db import now_ms
+from sparkscope.prediction_views import regressions_panel
 from sparkscope.queries import cached, dashboard, db_key
 from sparkscope.views.common import currency, prices
 from sparkscope.views.params import parse_int
@@ -31,4 +32,5 @@ def index() -> str:
         app_count=data.totals["applications"],
         core_hour_price=prices()[0],
         currency=currency(),
+        regressions=regressions_panel(session, now_ms()),
     )

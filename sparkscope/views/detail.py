@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, render_template, request
 
+from sparkscope.prediction_views import app_prediction, prediction_line
 from sparkscope.queries import app_detail, app_metrics
 from sparkscope.views.common import currency, lookup, prices, redaction_regex, registry
 from sparkscope.views.params import parse_choice, text
@@ -41,4 +42,5 @@ def app_page(app_id: str) -> str:
         findings_sort=findings_sort,
         metrics=app_metrics(app),
         titles={e.name: e.module.TITLE for e in reg.entries},
+        prediction=prediction_line(app_prediction(get_session(), app.id)),
     )

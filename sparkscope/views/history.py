@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, current_app, render_template, request
 
 from sparkscope.charts import RunPoint, history_figure
+from sparkscope.prediction_views import history_band
 from sparkscope.queries import (
     HISTORY_METRICS,
     HistoryPoint,
@@ -60,6 +61,7 @@ def history_page() -> str:
         metrics=HISTORY_METRICS,
         points=points,
         figure=figure,
+        band=history_band(session, name, server, app_link) if points and name else None,
         names=cached(
             ("app_names", db_key(session)),
             float(current_app.config.get("NAMES_CACHE_SECONDS", 60)),
