@@ -42,7 +42,9 @@ def test_config_change_knn_prefers_runs_set_up_alike() -> None:
     # Two regimes by shuffle partitions: 64 partitions cost 3 s more at every size.
     inputs = [1e8 * (1 + 0.05 * i) for i in range(20)]
     parts = [8 if i % 2 else 64 for i in range(20)]
-    y = np.array([7000 + 2e-5 * b + (3000 if p == 64 else 0) for b, p in zip(inputs, parts)])
+    y = np.array(
+        [7000 + 2e-5 * b + (3000 if p == 64 else 0) for b, p in zip(inputs, parts, strict=True)]
+    )
     X = matrix(inputs, shuffle_partitions=parts)
     x = matrix([2.1e8], shuffle_partitions=[64])[0]
     truth = 7000 + 2e-5 * 2.1e8 + 3000
@@ -79,7 +81,9 @@ def test_conformal_interval_covers_at_its_level() -> None:
     new = rng.normal(0, 0.1, 4000)
     covered = np.mean((1000 * np.exp(new) >= lo) & (1000 * np.exp(new) <= hi))
     assert 0.75 < covered < 0.85
-    assert conformal.interval(1000.0, [], 0.8) == pytest.approx((1000 * math.exp(-0.02), 1000 * math.exp(0.02)))
+    assert conformal.interval(1000.0, [], 0.8) == pytest.approx(
+        (1000 * math.exp(-0.02), 1000 * math.exp(0.02))
+    )
 
 
 def series(n: int, slow_last: bool = False, double_input_last: bool = False):
@@ -104,7 +108,9 @@ def judge(X, y, ok, t) -> tuple[str, rolling.Point]:
 
 
 def features(stage_ms: int, nbytes: int) -> RunFeatures:
-    return RunFeatures(values={"input_bytes": nbytes}, stage_work=[["stage 7 (scan)", nbytes, stage_ms]])
+    return RunFeatures(
+        values={"input_bytes": nbytes}, stage_work=[["stage 7 (scan)", nbytes, stage_ms]]
+    )
 
 
 def test_twice_slower_per_byte_is_a_regression_with_that_cause() -> None:

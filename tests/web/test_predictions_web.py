@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 from sqlalchemy import delete, func, select
 
@@ -54,7 +53,9 @@ def test_predictions_on_the_recorded_corpus(fresh_db_url: str) -> None:
     assert first["verdict"] == "insufficient_history" and first["expected_ms"] is None
     hist = client.get("/api/history?name=store_revenue_rollup").get_json()
     assert set(hist["forecast"]) == {"expected_ms", "low_ms", "high_ms", "level", "model"}
-    assert hist["forecast"]["low_ms"] <= hist["forecast"]["expected_ms"] <= hist["forecast"]["high_ms"]
+    assert (
+        hist["forecast"]["low_ms"] <= hist["forecast"]["expected_ms"] <= hist["forecast"]["high_ms"]
+    )
     assert [r["prediction"]["n_train"] for r in hist["runs"]] == list(range(15))
     found = client.get("/api/apps?verdict=regression").get_json()
     assert "local-1795976719085" in {a["app_id"] for a in found["apps"]}
