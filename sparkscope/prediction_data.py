@@ -10,11 +10,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from sparkscope.advisor.features import KEY_SETTINGS, RunFeatures, run_features
-from sparkscope.models import Application, EnvironmentProperty, Executor, Stage
+from sparkscope.models import Application, EnvironmentProperty, Executor, Job, Stage
 
 BATCH = 2000
 _APP_COLUMNS = (
@@ -108,6 +108,13 @@ def _load_batch(session: Session, ids: list[int]) -> list[RunRow]:
         )
     ):
         execs[pk].append({"is_driver": is_driver, "total_cores": cores})
+    first_job = dict(
+        session.execute(
+            select(Job.application_id, func.min(Job.submission_time_ms))
+            .where(Job.application_id.in_(ids))
+            .group_by(Job.application_id)
+        ).all()
+    )
     stages: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for r in session.execute(
         select(Stage.application_id, *(getattr(Stage, c) for c in _STAGE_COLUMNS)).where(
@@ -125,7 +132,9 @@ def _load_batch(session: Session, ids: list[int]) -> list[RunRow]:
             duration_ms=a["duration_ms"],
             succeeded=succeeded(a),
             fetched_at_ms=int(a["fetched_at_ms"] or 0),
-            features=run_features(a, props[a["id"]], execs[a["id"]], stages[a["id"]]),
+            features=run_features(
+                a, props[a["id"]], execs[a["id"]], stages[a["id"]], first_job.get(a["id"])
+            ),
         )
         for a in apps
     ]

@@ -256,13 +256,12 @@ def _refresh_key(
     points: list[Point | None] = []
     computed = 0
     at = now_ms()
+    class_pred = model.predict(X) if model is not None else None
     for i, (pk, start, duration, good, fetched, feats, row) in enumerate(runs):
         if row is not None and start < since:
             points.append(_point(row))
             continue
-        extra = None
-        if model is not None:
-            extra = {"class_gbdt": float(model.predict(X[i : i + 1])[0])}
+        extra = None if class_pred is None else {"class_gbdt": float(class_pred[i])}
         p = rolling.predict_run(X, y, ok, t, i, points, cfg.level, pool, fpool, extra)
         points.append(p)
         f = rolling.forecast_interval(p, points, y, ok, i, cfg.level, fpool)

@@ -74,17 +74,22 @@ def run_backtest(
     fpool: deque[float] = deque(maxlen=POOL)
     seen_X: list[Sequence[float]] = []
     seen_y: list[float] = []
-    model: classaware.ClassAware | None = None
     fitted_on = 0
-    for _start, key, i in order:
+    class_pred: Any = None
+    all_X = np.array([arrays[key][0][i] for _s, key, i in order]) if order else None
+    for g, (_start, key, i) in enumerate(order):
         X, y, ok, t = arrays[key]
         res = results[key]
         if class_aware and len(seen_y) >= max(classaware.MIN_TRAIN, fitted_on * REFIT_GROWTH):
             model = classaware.fit(np.array(seen_X), np.array(seen_y))
             fitted_on = len(seen_y)
+            # Until the next refit every later run is predicted by this fit: all at once.
+            class_pred = None if model is None else np.full(len(order), np.nan)
+            if model is not None:
+                class_pred[g:] = model.predict(all_X[g:])
         extra = None
-        if model is not None:
-            extra = {"class_gbdt": float(model.predict(X[i : i + 1])[0])}
+        if class_pred is not None:
+            extra = {"class_gbdt": float(class_pred[g])}
         p = rolling.predict_run(X, y, ok, t, i, res.points, level, pool, fpool, extra)
         res.points[i] = p
         res.forecasts[i] = rolling.forecast_interval(p, res.points, y, ok, i, level, fpool)

@@ -18,6 +18,8 @@ SIZE_COLUMNS = tuple(
 )
 MEDIAN_K = 5
 EWMA_ALPHA = 0.3
+#: No prediction below this share of the fastest training run.
+FLOOR = 0.2
 
 
 def last_run(X: Any, y: Any, x: Any) -> float:
@@ -27,9 +29,9 @@ def last_run(X: Any, y: Any, x: Any) -> float:
 
 def median_of_last(X: Any, y: Any, x: Any, k: int = MEDIAN_K) -> float:
     """The median duration of the latest ``k`` earlier runs."""
-    import numpy as np
-
-    return float(np.median(y[-k:]))
+    last = sorted(float(v) for v in y[-k:])
+    n = len(last)
+    return last[n // 2] if n % 2 else (last[n // 2 - 1] + last[n // 2]) / 2
 
 
 def ewma(X: Any, y: Any, x: Any, alpha: float = EWMA_ALPHA) -> float:
@@ -71,13 +73,42 @@ def line_fit(s: Any, y: Any, w: Any = None) -> tuple[float, float]:
 def size_scaled(X: Any, y: Any, x: Any) -> float:
     """Duration on a line over the run's size (input bytes, else records, shuffle, output):
     fixed cost plus cost per byte, fitted on the earlier runs. Falls back to the median."""
-    import numpy as np
-
     c = size_column(X)
     if c is None or len(y) < 3:
         return median_of_last(X, y, x)
     a, b = line_fit(X[:, c], y)
-    return float(max(a + b * x[c], 0.05 * np.median(y)))
+    return float(max(a + b * x[c], FLOOR * float(y.min())))
+
+
+#: What the I/O line regresses on: bytes and records read, bytes written, task slots. Shuffle
+#: volumes are left out on purpose: they follow the plan (join strategy, AQE) and jump when it
+#: flips, which a line extrapolates badly; the instance-based model sees them.
+IO_COLUMNS = tuple(
+    NUMERIC.index(n) for n in ("input_bytes", "input_records", "output_bytes", "cores")
+)
+STARTUP = NUMERIC.index("startup_ms")
+#: Ridge strength per run (scaled columns).
+RIDGE = 0.001
+
+
+def io_line(X: Any, y: Any, x: Any) -> float:
+    """The run's own start-up plus a ridge line of the rest on what it read and wrote and the
+    task slots it had (columns scaled by their largest value, intercept not penalised)."""
+    import numpy as np
+
+    n = len(y)
+    work = y - X[:, STARTUP]
+    cols = [c for c in IO_COLUMNS if X[:, c].max() > 1.0001 * X[:, c].min()]
+    if n < 4 or not cols:
+        return float(median_of_last(X, work, x) + x[STARTUP])
+    scale = np.abs(X[:, cols]).max(axis=0)
+    Z = X[:, cols] / scale
+    mu = Z.mean(axis=0)
+    A = np.column_stack([np.ones(n), Z - mu])
+    penalty = np.diag([0.0] + [RIDGE * n] * len(cols))
+    w = np.linalg.solve(A.T @ A + penalty, A.T @ work)
+    z = np.concatenate([[1.0], x[cols] / scale - mu])
+    return float(max(float(z @ w), 0.0) + x[STARTUP])
 
 
 MODELS = {
@@ -85,4 +116,5 @@ MODELS = {
     "median_5": median_of_last,
     "ewma": ewma,
     "size_scaled": size_scaled,
+    "io_line": io_line,
 }

@@ -35,6 +35,14 @@ class ClassAware:
     fallback: float
 
     def predict(self, X: Any) -> Any:
+        """Durations (ms) of the runs ``X``; NaN where the class has no regressor."""
+        import numpy as np
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=1):
+            return self._predict(X) if len(X) else np.zeros(0)
+
+    def _predict(self, X: Any) -> Any:
         import numpy as np
 
         A = _scaled(X)
@@ -52,14 +60,24 @@ class ClassAware:
 
 def fit(X: Any, y: Any, seed: int = 0) -> ClassAware | None:
     """Fit on the latest ``MAX_TRAIN`` runs (rows oldest first); None when too few runs."""
+
+    from threadpoolctl import threadpool_limits
+
+    X, y = X[-MAX_TRAIN:], y[-MAX_TRAIN:]
+    if len(y) < MIN_TRAIN:
+        return None
+    # One thread: OpenMP's start-up per call costs more than these small fits and predictions,
+    # and the web and fetch processes share their cores.
+    with threadpool_limits(limits=1):
+        return _fit(X, y, seed)
+
+
+def _fit(X: Any, y: Any, seed: int) -> ClassAware:
     import numpy as np
     from sklearn.cluster import KMeans
     from sklearn.decomposition import PCA
     from sklearn.ensemble import HistGradientBoostingRegressor
 
-    X, y = X[-MAX_TRAIN:], y[-MAX_TRAIN:]
-    if len(y) < MIN_TRAIN:
-        return None
     A = _scaled(X)
     ly = np.log(np.maximum(y, 1.0))
     pca = PCA(n_components=min(4, A.shape[1], len(y) - 1), random_state=seed).fit(A)

@@ -57,6 +57,7 @@ NUMERIC = (
     "arg_day",
     "arg_0",
     "arg_1",
+    "startup_ms",
 )
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)i?b?\s*$", re.IGNORECASE)
@@ -171,11 +172,14 @@ def run_features(
     properties: Mapping[tuple[str, str], str | None],
     executors: Iterable[Mapping[str, Any]],
     stages: Sequence[Mapping[str, Any]],
+    first_job_ms: int | None = None,
 ) -> RunFeatures:
     """Features of one run from its stored rows.
 
     ``app`` holds the application's columns (input_bytes, num_tasks, start_time_ms, ...),
-    ``properties`` maps (section, name) to value, ``stages`` are stage-attempt rows.
+    ``properties`` maps (section, name) to value, ``stages`` are stage-attempt rows and
+    ``first_job_ms`` the submission of the first job: the time before it is the run's start-up
+    (JVM, session, driver set-up), a fixed cost the size of the input does not explain.
     """
     spark = {n: v or "" for (s, n), v in properties.items() if s == "spark"}
     settings = {k: spark[k] for k in KEY_SETTINGS if k in spark}
@@ -219,6 +223,9 @@ def run_features(
         "hour_cos": math.cos(2 * math.pi * hour / 24),
         "weekday": weekday,
         "arg_day": day if day is not None else 0.0,
+        "startup_ms": float(max(0, first_job_ms - int(start)))
+        if first_job_ms is not None and start
+        else 0.0,
     }
     if day is not None:  # the logical day the run is for beats the wall clock's
         values["weekday"] = float((int(day) + 3) % 7)  # 1970-01-01 was a Thursday (3)

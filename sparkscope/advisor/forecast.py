@@ -16,13 +16,15 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from sparkscope.advisor.baselines import FLOOR, line_fit, size_column
 from sparkscope.advisor.baselines import MODELS as BASELINES
-from sparkscope.advisor.baselines import line_fit, size_column
 from sparkscope.advisor.features import NUMERIC
 
 DAY_COL = NUMERIC.index("arg_day")
 WEEKDAY_COL = NUMERIC.index("weekday")
 TREND_RUNS = 28
+#: Baselines that read only the duration series.
+SERIES_MODELS = ("last_run", "median_5", "ewma")
 DAY_MS = 86_400_000
 
 
@@ -76,9 +78,8 @@ def trend_value(days: Any, v: Any, weekdays: Any, at_day: float, at_weekday: int
 
 def candidates(X: Any, y: Any, t: Any) -> dict[str, float]:
     """Every candidate's forecast of the run after the training runs ``X``, ``y`` (start ``t``)."""
-    import numpy as np
 
-    out = {name: fn(X, y, None) for name, fn in BASELINES.items() if name != "size_scaled"}
+    out = {name: BASELINES[name](X, y, None) for name in SERIES_MODELS}
     if len(y) < 3:
         return out
     days = _days(X, t)
@@ -89,5 +90,5 @@ def candidates(X: Any, y: Any, t: Any) -> dict[str, float]:
     if c is not None:
         s_next = trend_value(days, X[:, c], weekdays, at_day, at_weekday)
         a, b = line_fit(X[:, c], y)
-        out["size_trend"] = float(max(a + b * s_next, 0.05 * np.median(y)))
+        out["size_trend"] = float(max(a + b * s_next, FLOOR * float(y.min())))
     return out

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from sparkscope.advisor.baselines import line_fit, median_of_last, size_column
+from sparkscope.advisor.baselines import FLOOR, line_fit, median_of_last, size_column
 from sparkscope.advisor.features import NUMERIC
 
 K_MIN = 6
@@ -71,7 +71,7 @@ def knn_local(X: Any, y: Any, x: Any) -> float:
     if c is None:
         return float(np.dot(w, y[idx]) / w.sum())
     a, b = line_fit(X[idx, c], y[idx], w)
-    return float(max(a + b * x[c], 0.05 * np.median(y)))
+    return float(max(a + b * x[c], FLOOR * float(y.min())))
 
 
 MODELS = {"knn_local": knn_local}

@@ -17,6 +17,7 @@ the backtest (every run in turn).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,8 +30,10 @@ from sparkscope.advisor.knn import MODELS as KNN
 WINDOW = 200
 SELECT_RUNS = 20
 RESIDUAL_RUNS = 60
-MIN_SCORED = 3
-DEFAULT_MODEL = "size_scaled"
+MIN_SCORED = 5
+SWITCH_ALPHA = 0.025
+DEFAULT_MODEL = "io_line"
+DEFAULT_FORECAST = "size_trend"
 
 MODELS: dict[str, Callable[[Any, Any, Any], float]] = {**BASELINES, **KNN}
 
@@ -47,6 +50,25 @@ class Point:
     n_train: int = 0
     forecasts: dict[str, float] = field(default_factory=dict)
     forecast_model: str = ""
+    #: log(actual / prediction) per model, once the run's duration is known (a cache).
+    errors: dict[str, float] | None = None
+    forecast_errors: dict[str, float] | None = None
+
+    def errors_for(self, actual: float, forecast_: bool) -> dict[str, float]:
+        """Log errors of every candidate (predictions, or forecasts) against ``actual``."""
+        cached = self.forecast_errors if forecast_ else self.errors
+        if cached is None:
+            preds = self.forecasts if forecast_ else self.predictions
+            cached = {}
+            if actual > 0:
+                for name, value in preds.items():
+                    if value is not None and value > 0:
+                        cached[name] = math.log(actual / value)
+            if forecast_:
+                self.forecast_errors = cached
+            else:
+                self.errors = cached
+        return cached
 
 
 def log_error(actual: float | None, predicted: float | None) -> float | None:
@@ -55,34 +77,66 @@ def log_error(actual: float | None, predicted: float | None) -> float | None:
     return math.log(actual / predicted)
 
 
-def _residuals(
-    model: str, points: Sequence[Point | None], y: Any, ok: Any, i: int, runs: int, forecast_: bool
-) -> list[float]:
-    out: list[float] = []
+def _recent(
+    points: Sequence[Point | None], y: Any, ok: Any, i: int, runs: int, forecast_: bool
+) -> list[dict[str, float]]:
+    """Log errors of the latest ``runs`` successful runs before ``i`` that have a point."""
+    out: list[dict[str, float]] = []
     j = i - 1
     while j >= 0 and len(out) < runs:
         p = points[j]
         if p is not None and ok[j]:
-            preds = p.forecasts if forecast_ else p.predictions
-            e = log_error(float(y[j]), preds.get(model))
-            if e is not None:
-                out.append(e)
+            out.append(p.errors_for(float(y[j]), forecast_))
         j -= 1
     return out
 
 
+def _residuals(
+    model: str, points: Sequence[Point | None], y: Any, ok: Any, i: int, runs: int, forecast_: bool
+) -> list[float]:
+    return [e[model] for e in _recent(points, y, ok, i, runs, forecast_) if model in e]
+
+
+@functools.lru_cache(maxsize=256)
+def _t_quantile(df: int) -> float:
+    from scipy.stats import t
+
+    return float(t.ppf(1 - SWITCH_ALPHA, df))
+
+
 def select(
-    names: Sequence[str], points: Sequence[Point | None], y: Any, ok: Any, i: int, forecast_: bool
+    names: Sequence[str],
+    points: Sequence[Point | None],
+    y: Any,
+    ok: Any,
+    i: int,
+    forecast_: bool,
+    incumbent: str | None = None,
 ) -> str | None:
-    """The candidate with the smallest mean absolute log error over the latest origins."""
-    best, best_err = None, math.inf
-    for name in names:
-        errs = _residuals(name, points, y, ok, i, SELECT_RUNS, forecast_)
-        if len(errs) < MIN_SCORED:
+    """The candidate with the smallest mean absolute log error over the latest origins.
+
+    Only origins where every candidate predicted count, so all are judged on the same runs. A
+    challenger replaces the ``incumbent`` (the default model) only when a one-sided paired t-test
+    on those runs says it is better at level ``SWITCH_ALPHA``: with a handful of scored runs small
+    differences are noise, and switching on noise costs more than it gains.
+    """
+    recent = _recent(points, y, ok, i, SELECT_RUNS, forecast_)
+    common = [e for e in recent if all(n in e for n in names)]
+    n = len(common)
+    if n < MIN_SCORED:
+        return None
+    errs = {m: sum(abs(e[m]) for e in common) / n for m in names}
+    if incumbent not in errs:
+        return min(names, key=lambda m: errs[m])
+    best, best_err = incumbent, errs[incumbent]
+    for m in names:
+        if m == incumbent or errs[m] >= best_err:
             continue
-        err = sum(abs(e) for e in errs) / len(errs)
-        if err < best_err - 1e-12:
-            best, best_err = name, err
+        diffs = [abs(e[incumbent]) - abs(e[m]) for e in common]
+        mean = sum(diffs) / n
+        sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1))
+        if mean > _t_quantile(n - 1) * sd / math.sqrt(n):
+            best, best_err = m, errs[m]
     return best
 
 
@@ -126,17 +180,23 @@ def _serve(
     pooled: Sequence[float],
     pooled_forecast: Sequence[float],
 ) -> None:
-    model = select(list(point.predictions), points, y, ok, i, False)
+    model = select(list(point.predictions), points, y, ok, i, False, DEFAULT_MODEL)
     if model is None:
-        model = DEFAULT_MODEL if DEFAULT_MODEL in point.predictions else "median_5"
+        model = (
+            DEFAULT_MODEL if DEFAULT_MODEL in point.predictions else next(iter(point.predictions))
+        )
     point.model = model
     point.expected = point.predictions[model]
     res = _residuals(model, points, y, ok, i, RESIDUAL_RUNS, False)
     if len(res) < conformal.MIN_RESIDUALS:
         res = res + list(pooled)
     point.low, point.high = conformal.interval(point.expected, res, level)
-    fmodel = select(list(point.forecasts), points, y, ok, i, True)
-    point.forecast_model = fmodel or ("size_trend" if "size_trend" in point.forecasts else "ewma")
+    point.forecast_model = _forecast_model(point, points, y, ok, i)
+
+
+def _forecast_model(point: Point, points: Sequence[Point | None], y: Any, ok: Any, i: int) -> str:
+    default = DEFAULT_FORECAST if DEFAULT_FORECAST in point.forecasts else "ewma"
+    return select(list(point.forecasts), points, y, ok, i, True, default) or default
 
 
 def forecast_interval(
@@ -176,8 +236,6 @@ def next_forecast(
     if len(idx) == 0:
         return None
     point = Point(predictions={}, forecasts=forecast.candidates(X[idx], y[idx], t[idx]))
-    point.forecast_model = select(list(point.forecasts), points, y, ok, n, True) or (
-        "size_trend" if "size_trend" in point.forecasts else "ewma"
-    )
+    point.forecast_model = _forecast_model(point, points, y, ok, n)
     out = forecast_interval(point, points, y, ok, n, level, pooled)
     return None if out is None else (*out, point.forecast_model)

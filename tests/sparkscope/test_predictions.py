@@ -38,6 +38,18 @@ def test_linear_growth_size_scaled_and_knn_recover_the_line() -> None:
     assert baselines.ewma(X, np.full(12, 9000.0), x) == pytest.approx(9000.0)
 
 
+def test_io_line_adds_the_runs_own_start_up_to_a_line_on_its_io() -> None:
+    # duration = start-up (varies per run) + 2e-5 ms/byte read + 1e-5 ms/byte written.
+    rng = np.random.default_rng(3)
+    inputs = rng.uniform(1e8, 3e8, 15)
+    outputs = rng.uniform(1e7, 5e7, 15)
+    startup = rng.uniform(5000, 9000, 15)
+    X = matrix(list(inputs), output_bytes=list(outputs), startup_ms=list(startup))
+    y = startup + 2e-5 * inputs + 1e-5 * outputs
+    x = matrix([4e8], output_bytes=[6e7], startup_ms=[6000])[0]
+    assert baselines.io_line(X, y, x) == pytest.approx(6000 + 2e-5 * 4e8 + 1e-5 * 6e7, rel=0.01)
+
+
 def test_config_change_knn_prefers_runs_set_up_alike() -> None:
     # Two regimes by shuffle partitions: 64 partitions cost 3 s more at every size.
     inputs = [1e8 * (1 + 0.05 * i) for i in range(20)]
