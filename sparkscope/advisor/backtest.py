@@ -76,7 +76,7 @@ def run_backtest(
     seen_y: list[float] = []
     fitted_on = 0
     class_pred: Any = None
-    all_X = np.array([arrays[key][0][i] for _s, key, i in order]) if order else None
+    all_X: Any = np.array([arrays[key][0][i] for _s, key, i in order]) if order else None
     for g, (_start, key, i) in enumerate(order):
         X, y, ok, t = arrays[key]
         res = results[key]
