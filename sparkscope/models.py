@@ -562,11 +562,17 @@ class RunPrediction(Base):
         BigInteger, comment="application.fetched_at_ms this was computed from"
     )
     features: Mapped[dict[str, Any]] = mapped_column(Json, comment="run features (RunFeatures)")
+    vector: Mapped[list[float]] = mapped_column(
+        Json, comment="the numeric features, in the models' order (what training reads)"
+    )
     candidates: Mapped[dict[str, float]] = mapped_column(
         Json, comment="every model's out-of-sample prediction, ms"
     )
     forecasts: Mapped[dict[str, float]] = mapped_column(
         Json, comment="every forecast candidate for this run made before it, ms"
+    )
+    forecast_ms: Mapped[float | None] = mapped_column(
+        Float, comment="served next-run forecast made before this run, ms"
     )
     expected_ms: Mapped[float | None] = mapped_column(Float, comment="served prediction, ms")
     low_ms: Mapped[float | None] = mapped_column(Float, comment="interval bottom, ms")
@@ -602,3 +608,24 @@ class RecurringForecast(Base):
     model: Mapped[str] = mapped_column(String(32), comment="serving forecast model")
     next_start_ms: Mapped[int | None] = mapped_column(BigInteger, comment="expected next start")
     computed_at_ms: Mapped[int] = mapped_column(BigInteger, comment="when computed, epoch ms")
+
+
+class PredictionModel(Base):
+    """The class-aware model last fitted for a server, reused until its training set grew."""
+
+    __tablename__ = "prediction_model"
+    __table_args__ = {"comment": "fitted class-aware model per server (a rebuildable cache)"}
+
+    server_id: Mapped[int] = mapped_column(
+        ForeignKey("history_server.id", ondelete="CASCADE"),
+        primary_key=True,
+        comment="history_server.id",
+    )
+    fitted_before_ms: Mapped[int] = mapped_column(
+        BigInteger, comment="every training run started before this, epoch ms"
+    )
+    n_train: Mapped[int] = mapped_column(Integer, comment="successful runs it was fitted on")
+    blob: Mapped[bytes] = mapped_column(
+        LargeBinary, comment="the pickled model (written here only)"
+    )
+    fitted_at_ms: Mapped[int] = mapped_column(BigInteger, comment="when fitted, epoch ms")

@@ -20,18 +20,23 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from sparkscope.advisor import classaware, rolling, verdict
-from sparkscope.advisor.features import RunFeatures, recurring_key
+from sparkscope.advisor.features import recurring_key
 from sparkscope.advisor.rolling import Point
 from sparkscope.config import ConfigError, PredictionConfig, load_config
 from sparkscope.db import now_ms
-from sparkscope.models import AnalysisResult, Application, RecurringForecast, RunPrediction
-from sparkscope.prediction_data import RunRow, load_runs
+from sparkscope.models import Application, RecurringForecast, RunPrediction
+from sparkscope.prediction_data import (
+    RunRow,
+    StoredRun,
+    class_model,
+    earlier_features,
+    load_runs,
+    new_findings,
+    pools,
+    stored_runs,
+)
 
 log = logging.getLogger(__name__)
-
-#: Earlier runs read per key: the training window plus the residuals of the earliest of them.
-HISTORY = rolling.WINDOW + rolling.RESIDUAL_RUNS
-POOL = 500
 
 
 @dataclass
@@ -120,8 +125,8 @@ def _refresh(session: Session, server_id: int, cfg: PredictionConfig, full: bool
             delete(RunPrediction).where(RunPrediction.application_id.in_(stale[i : i + 1000]))
         )
     fresh = {r.id: r for r in load_runs(session, stale)}
-    pool, fpool = _pools(session, server_id)
-    model = _class_model(session, server_id, min(first_dirty.values()), cfg)
+    pool, fpool = pools(session, server_id)
+    model = class_model(session, server_id, min(first_dirty.values()), cfg)
     for key, since in first_dirty.items():
         new_runs = [fresh[pk] for pk in dirty_ids.get(key, ()) if pk in fresh]
         stats.runs += _refresh_key(
@@ -129,86 +134,6 @@ def _refresh(session: Session, server_id: int, cfg: PredictionConfig, full: bool
         )
         stats.keys += 1
     return stats
-
-
-def _pools(session: Session, server_id: int) -> tuple[list[float], list[float]]:
-    """Recent out-of-sample log residuals of the server (served model, served forecast)."""
-    rows = session.execute(
-        select(
-            RunPrediction.duration_ms,
-            RunPrediction.expected_ms,
-            RunPrediction.forecasts,
-            RunPrediction.features,
-        )
-        .where(RunPrediction.server_id == server_id, RunPrediction.succeeded.is_(True))
-        .order_by(RunPrediction.start_time_ms.desc())
-        .limit(POOL)
-    ).all()
-    pool = [e for d, p, _f, _x in rows if (e := rolling.log_error(d, p)) is not None]
-    fpool: list[float] = []
-    for d, _p, f, _x in rows:
-        served = (f or {}).get("_served")
-        e = rolling.log_error(d, served)
-        if e is not None:
-            fpool.append(e)
-    return pool, fpool
-
-
-def _class_model(
-    session: Session, server_id: int, before_ms: int, cfg: PredictionConfig
-) -> classaware.ClassAware | None:
-    """The class-aware model fitted on the server's successful runs that started before."""
-    if not cfg.class_aware:
-        return None
-    import numpy as np
-
-    rows = session.execute(
-        select(RunPrediction.features, RunPrediction.duration_ms)
-        .where(
-            RunPrediction.server_id == server_id,
-            RunPrediction.succeeded.is_(True),
-            RunPrediction.start_time_ms < before_ms,
-        )
-        .order_by(RunPrediction.start_time_ms.desc())
-        .limit(classaware.MAX_TRAIN)
-    ).all()
-    if len(rows) < classaware.MIN_TRAIN:
-        return None
-    X = np.array([RunFeatures.from_json(f).vector() for f, _d in reversed(rows)])
-    y = np.array([float(d) for _f, d in reversed(rows)])
-    return classaware.fit(X, y)
-
-
-def _stored(session: Session, server_id: int, key: str, since: int) -> list[RunPrediction]:
-    """The key's stored runs from ``since`` on, plus the ``HISTORY`` before it."""
-    base = select(RunPrediction).where(
-        RunPrediction.server_id == server_id, RunPrediction.key == key
-    )
-    before = session.scalars(
-        base.where(RunPrediction.start_time_ms < since)
-        .order_by(RunPrediction.start_time_ms.desc())
-        .limit(HISTORY)
-    ).all()
-    after = session.scalars(
-        base.where(RunPrediction.start_time_ms >= since).order_by(RunPrediction.start_time_ms)
-    ).all()
-    return [*reversed(before), *after]
-
-
-def _point(row: RunPrediction) -> Point:
-    forecasts = dict(row.forecasts or {})
-    fmodel = str(forecasts.pop("_model", ""))
-    forecasts.pop("_served", None)
-    return Point(
-        predictions=dict(row.candidates or {}),
-        model=row.model,
-        expected=row.expected_ms,
-        low=row.low_ms,
-        high=row.high_ms,
-        n_train=row.n_train,
-        forecasts=forecasts,
-        forecast_model=fmodel,
-    )
 
 
 def _refresh_key(
@@ -224,24 +149,25 @@ def _refresh_key(
 ) -> int:
     import numpy as np
 
-    stored = _stored(session, server_id, key, since)
-    runs: list[tuple[int, int, float | None, bool, int, RunFeatures, RunPrediction | None]] = [
-        (
-            r.application_id,
+    runs = stored_runs(session, server_id, key, since)
+    redo = [r.pk for r in runs if r.point is None and r.start >= since]
+    for j in range(0, len(redo), 1000):
+        session.execute(
+            delete(RunPrediction).where(RunPrediction.application_id.in_(redo[j : j + 1000]))
+        )
+    runs += [
+        StoredRun(
+            r.id,
             r.start_time_ms,
             r.duration_ms,
             r.succeeded,
             r.fetched_at_ms,
-            RunFeatures.from_json(r.features),
-            r,
+            r.features.vector(),
+            r.features,
         )
-        for r in stored
-    ]
-    runs += [
-        (r.id, r.start_time_ms, r.duration_ms, r.succeeded, r.fetched_at_ms, r.features, None)
         for r in new_runs
     ]
-    runs.sort(key=lambda r: (r[1], r[0]))
+    runs.sort(key=lambda r: (r.start, r.pk))
     if not runs:
         session.execute(
             delete(RecurringForecast).where(
@@ -249,48 +175,46 @@ def _refresh_key(
             )
         )
         return 0
-    X = np.array([r[5].vector() for r in runs], dtype=float)
-    y = np.array([float(r[2] or 0) for r in runs])
-    ok = np.array([r[3] for r in runs], dtype=bool)
-    t = np.array([float(r[1]) for r in runs])
+    X = np.array([r.vector for r in runs], dtype=float)
+    y = np.array([float(r.duration or 0) for r in runs])
+    ok = np.array([r.good for r in runs], dtype=bool)
+    t = np.array([float(r.start) for r in runs])
     points: list[Point | None] = []
     computed = 0
     at = now_ms()
-    class_pred = model.predict(X) if model is not None else None
-    for i, (pk, start, duration, good, fetched, feats, row) in enumerate(runs):
-        if row is not None and start < since:
-            points.append(_point(row))
+    todo = [i for i, r in enumerate(runs) if r.start >= since or r.features is not None]
+    class_pred = model.predict(X[todo]) if model is not None and todo else None
+    extras = dict(zip(todo, class_pred, strict=True)) if class_pred is not None else {}
+    for i, r in enumerate(runs):
+        if r.start < since and r.features is None:
+            points.append(r.point)
             continue
-        extra = None if class_pred is None else {"class_gbdt": float(class_pred[i])}
+        extra = {"class_gbdt": float(extras[i])} if i in extras else None
         p = rolling.predict_run(X, y, ok, t, i, points, cfg.level, pool, fpool, extra)
         points.append(p)
         f = rolling.forecast_interval(p, points, y, ok, i, cfg.level, fpool)
-        earlier = [runs[j][5] for j in range(max(0, i - 5), i) if ok[j]]
         v, excess = verdict.verdict(
-            duration, p.low, p.high, p.expected, int(ok[:i].sum()), cfg.min_history, cfg.margin
+            r.duration, p.low, p.high, p.expected, int(ok[:i].sum()), cfg.min_history, cfg.margin
         )
-        causes = verdict.causes(feats, earlier) if v == "regression" else []
-        if v == "regression":
-            causes += _new_findings(session, pk, [runs[j][0] for j in range(i) if ok[j]][-1:])
-        if row is not None:
-            session.delete(row)
-            session.flush()
+        causes: list[str] = []
+        if v == "regression" and r.features is not None:
+            causes = verdict.causes(r.features, earlier_features(session, runs, i))
+            causes += new_findings(session, r.pk, [q.pk for q in runs[:i] if q.good][-1:])
+        assert r.features is not None
         session.add(
             RunPrediction(
-                application_id=pk,
+                application_id=r.pk,
                 server_id=server_id,
                 key=key,
-                start_time_ms=start,
-                duration_ms=duration,
-                succeeded=good,
-                fetched_at_ms=fetched,
-                features=feats.to_json(),
+                start_time_ms=r.start,
+                duration_ms=r.duration,
+                succeeded=r.good,
+                fetched_at_ms=r.fetched,
+                features=r.features.to_json(),
+                vector=[float(v) for v in r.vector],
                 candidates=_clean(p.predictions),
-                forecasts={
-                    **_clean(p.forecasts),
-                    "_model": p.forecast_model,
-                    "_served": f[0] if f else None,
-                },
+                forecasts={**_clean(p.forecasts), "_model": p.forecast_model},
+                forecast_ms=_num(f[0]) if f else None,
                 expected_ms=_num(p.expected),
                 low_ms=_num(p.low),
                 high_ms=_num(p.high),
@@ -319,12 +243,12 @@ def _store_forecast(
     points: list[Point | None],
     cfg: PredictionConfig,
     fpool: list[float],
-    n_stored: int,
+    nstored_runs: int,
     since: int,
 ) -> None:
     """The forecast of the run after the last one, stored for the key."""
     fc = rolling.next_forecast(X, y, ok, t, points, cfg.level, fpool)
-    total = n_stored
+    total = nstored_runs
     if since >= 0:  # the stored slice may not start at the key's first run
         total = (
             session.scalar(
@@ -332,7 +256,7 @@ def _store_forecast(
                     RunPrediction.server_id == server_id, RunPrediction.key == key
                 )
             )
-            or n_stored
+            or nstored_runs
         )
     idx = ok.nonzero()[0]
     next_start = None
@@ -358,20 +282,6 @@ def _store_forecast(
             computed_at_ms=now_ms(),
         )
     )
-
-
-def _new_findings(session: Session, app_pk: int, previous: list[int]) -> list[str]:
-    """Heuristics that found something in this run but not in the previous successful one."""
-    if not previous:
-        return []
-    rows = session.execute(
-        select(AnalysisResult.application_id, AnalysisResult.heuristic).where(
-            AnalysisResult.application_id.in_([app_pk, *previous])
-        )
-    ).all()
-    now = {h for a, h in rows if a == app_pk}
-    before = {h for a, h in rows if a != app_pk}
-    return [f"new finding: {h}" for h in sorted(now - before)]
 
 
 def _num(v: float | None) -> float | None:

@@ -45,6 +45,12 @@ def upgrade() -> None:
         ),
         sa.Column("features", _json(), nullable=False, comment="run features (RunFeatures)"),
         sa.Column(
+            "vector",
+            _json(),
+            nullable=False,
+            comment="the numeric features, in the models' order (what training reads)",
+        ),
+        sa.Column(
             "candidates",
             _json(),
             nullable=False,
@@ -55,6 +61,12 @@ def upgrade() -> None:
             _json(),
             nullable=False,
             comment="every forecast candidate for this run made before it, ms",
+        ),
+        sa.Column(
+            "forecast_ms",
+            sa.Float(),
+            nullable=True,
+            comment="served next-run forecast made before this run, ms",
         ),
         sa.Column("expected_ms", sa.Float(), nullable=True, comment="served prediction, ms"),
         sa.Column("low_ms", sa.Float(), nullable=True, comment="interval bottom, ms"),
@@ -121,9 +133,38 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("server_id", "key", name=op.f("pk_recurring_forecast")),
         comment="next-run duration forecast per recurring key",
     )
+    op.create_table(
+        "prediction_model",
+        sa.Column("server_id", sa.Integer(), nullable=False, comment="history_server.id"),
+        sa.Column(
+            "fitted_before_ms",
+            sa.BigInteger(),
+            nullable=False,
+            comment="every training run started before this, epoch ms",
+        ),
+        sa.Column(
+            "n_train", sa.Integer(), nullable=False, comment="successful runs it was fitted on"
+        ),
+        sa.Column(
+            "blob",
+            sa.LargeBinary(),
+            nullable=False,
+            comment="the pickled model (written here only)",
+        ),
+        sa.Column("fitted_at_ms", sa.BigInteger(), nullable=False, comment="when fitted, epoch ms"),
+        sa.ForeignKeyConstraint(
+            ["server_id"],
+            ["history_server.id"],
+            name=op.f("fk_prediction_model_server_id_history_server"),
+            ondelete="CASCADE",
+        ),
+        sa.PrimaryKeyConstraint("server_id", name=op.f("pk_prediction_model")),
+        comment="fitted class-aware model per server (a rebuildable cache)",
+    )
 
 
 def downgrade() -> None:
+    op.drop_table("prediction_model")
     op.drop_table("recurring_forecast")
     op.drop_index("ix_run_prediction_verdict_start", table_name="run_prediction")
     op.drop_index("ix_run_prediction_key_start", table_name="run_prediction")

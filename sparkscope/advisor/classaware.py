@@ -8,6 +8,7 @@ little history of its own is served by what runs like it (across applications) t
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +18,16 @@ MAX_TRAIN = 5000
 MIN_TRAIN = 30
 RUNS_PER_CLASS = 200
 MAX_CLASSES = 6
+
+
+@functools.lru_cache(maxsize=1)
+def _threadpools() -> Any:
+    """The process's thread pools (OpenMP, BLAS), looked up once: the lookup costs milliseconds.
+    scikit-learn is imported first so that its OpenMP runtime is among them."""
+    import sklearn.ensemble  # noqa: F401
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
 
 
 def _scaled(X: Any) -> Any:
@@ -37,9 +48,8 @@ class ClassAware:
     def predict(self, X: Any) -> Any:
         """Durations (ms) of the runs ``X``; NaN where the class has no regressor."""
         import numpy as np
-        from threadpoolctl import threadpool_limits
 
-        with threadpool_limits(limits=1):
+        with _threadpools().limit(limits=1):
             return self._predict(X) if len(X) else np.zeros(0)
 
     def _predict(self, X: Any) -> Any:
@@ -61,14 +71,12 @@ class ClassAware:
 def fit(X: Any, y: Any, seed: int = 0) -> ClassAware | None:
     """Fit on the latest ``MAX_TRAIN`` runs (rows oldest first); None when too few runs."""
 
-    from threadpoolctl import threadpool_limits
-
     X, y = X[-MAX_TRAIN:], y[-MAX_TRAIN:]
     if len(y) < MIN_TRAIN:
         return None
     # One thread: OpenMP's start-up per call costs more than these small fits and predictions,
     # and the web and fetch processes share their cores.
-    with threadpool_limits(limits=1):
+    with _threadpools().limit(limits=1):
         return _fit(X, y, seed)
 
 
@@ -90,6 +98,6 @@ def _fit(X: Any, y: Any, seed: int) -> ClassAware:
         if m.sum() < MIN_TRAIN:
             continue
         regressors[c] = HistGradientBoostingRegressor(
-            max_iter=60, learning_rate=0.1, min_samples_leaf=5, random_state=seed
+            max_iter=40, max_leaf_nodes=15, min_samples_leaf=5, random_state=seed
         ).fit(A[m], ly[m])
     return ClassAware(pca, kmeans, regressors, float("nan"))
