@@ -13,6 +13,7 @@ They compete on the key's own rolling-origin backtest like the expected-duration
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 from typing import Any
 
@@ -73,7 +74,11 @@ def trend_value(days: Any, v: Any, weekdays: Any, at_day: float, at_weekday: int
         same = resid[wd == at_weekday]
         if len(same) >= 2 and all((wd == w).sum() >= 2 for w in set(wd.tolist())):
             factor = float(np.median(same))
-    return float(np.exp(np.median(base) + slope * at_day + factor))
+    log_value = float(np.median(base) + slope * at_day + factor)
+    value = math.exp(min(log_value, 700.0))
+    # A trend never leaves [half the smallest, twice the largest] of the recent values: runs
+    # started close together (or a wild slope) must not extrapolate to absurd durations.
+    return min(max(value, 0.5 * float(v.min())), 2.0 * float(v.max()))
 
 
 def candidates(X: Any, y: Any, t: Any) -> dict[str, float]:

@@ -174,3 +174,11 @@ def test_recurring_key_and_command_args() -> None:
     )
     assert day == 20744 and nums == [30.0]
     assert command_args(None) == (None, [])
+
+
+def test_trend_stays_within_the_range_of_recent_values() -> None:
+    # Runs seconds apart with a steep change: the slope per day is huge; the forecast is not.
+    days = np.array([0.0, 0.00001, 0.00002, 0.00003, 0.00004])
+    v = np.array([100.0, 200.0, 400.0, 800.0, 1600.0])
+    out = forecast.trend_value(days, v, np.zeros(5), 1.0, 0)
+    assert 50.0 <= out <= 3200.0
