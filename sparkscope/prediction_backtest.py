@@ -60,7 +60,7 @@ def _runs(session: Session, cfg: PredictionConfig, names: Sequence[str]) -> list
         ):
             stored[pk] = RunFeatures.from_json(f)
     missing = [pk for pk in ids if pk not in stored]
-    for r in load_runs(session, missing):
+    for r in load_runs(session, missing, numbers_only=True):
         stored[r.id] = r.features
     return [
         Run(

@@ -13,6 +13,7 @@ They compete on the key's own rolling-origin backtest like the expected-duration
 
 from __future__ import annotations
 
+import functools
 import math
 from datetime import UTC, datetime
 from typing import Any
@@ -27,6 +28,25 @@ TREND_RUNS = 28
 #: Baselines that read only the duration series.
 SERIES_MODELS = ("last_run", "median_5", "ewma")
 DAY_MS = 86_400_000
+
+
+def _median(values: Any) -> float:
+    """Median of a small array (numpy's costs tens of microseconds in checks at this size)."""
+    import numpy as np
+
+    a = np.sort(np.asarray(values, dtype=float), axis=None)
+    n = len(a)
+    if n == 0:
+        return float("nan")
+    return float(a[n // 2]) if n % 2 else float(a[n // 2 - 1] + a[n // 2]) / 2
+
+
+@functools.lru_cache(maxsize=64)
+def _pairs(n: int) -> tuple[Any, Any]:
+    """Index pairs (i < j) of ``n`` values, for the Theil-Sen slope."""
+    import numpy as np
+
+    return np.triu_indices(n, 1)
 
 
 def _days(X: Any, t: Any) -> Any:
@@ -44,7 +64,7 @@ def next_position(X: Any, t: Any) -> tuple[float, int]:
     import numpy as np
 
     days = _days(X, t)
-    step = float(np.median(np.diff(days))) if len(days) > 1 else 1.0
+    step = float(_median(np.diff(days))) if len(days) > 1 else 1.0
     nxt = days[-1] + step
     if (X[:, DAY_COL] > 0).all():
         weekday = (int(round(nxt)) + 3) % 7
@@ -61,20 +81,20 @@ def trend_value(days: Any, v: Any, weekdays: Any, at_day: float, at_weekday: int
     lv = np.log(np.maximum(v, 1e-9))
     n = len(v)
     if n < 3:
-        return float(np.median(v))
-    i, j = np.triu_indices(n, 1)
+        return float(_median(v))
+    i, j = _pairs(n)
     dd = days[j] - days[i]
     ok = dd > 0
-    slope = float(np.median((lv[j] - lv[i])[ok] / dd[ok])) if ok.any() else 0.0
+    slope = float(_median((lv[j] - lv[i])[ok] / dd[ok])) if ok.any() else 0.0
     base = lv - slope * days
-    resid = base - np.median(base)
+    resid = base - _median(base)
     factor = 0.0
     wd = weekdays.astype(int)
     if len(set(wd.tolist())) >= 2:
         same = resid[wd == at_weekday]
         if len(same) >= 2 and all((wd == w).sum() >= 2 for w in set(wd.tolist())):
-            factor = float(np.median(same))
-    log_value = float(np.median(base) + slope * at_day + factor)
+            factor = float(_median(same))
+    log_value = float(_median(base) + slope * at_day + factor)
     value = math.exp(min(log_value, 700.0))
     # A trend never leaves [half the smallest, twice the largest] of the recent values: runs
     # started close together (or a wild slope) must not extrapolate to absurd durations.

@@ -121,11 +121,16 @@ def select(
     differences are noise, and switching on noise costs more than it gains.
     """
     recent = _recent(points, y, ok, i, SELECT_RUNS, forecast_)
-    common = [e for e in recent if all(n in e for n in names)]
+    wanted = set(names)
+    common = [e for e in recent if wanted <= e.keys()]
     n = len(common)
     if n < MIN_SCORED:
         return None
-    errs = {m: sum(abs(e[m]) for e in common) / n for m in names}
+    totals = dict.fromkeys(names, 0.0)
+    for e in common:
+        for m in names:
+            totals[m] += abs(e[m])
+    errs = {m: totals[m] / n for m in names}
     if incumbent not in errs:
         return min(names, key=lambda m: errs[m])
     best, best_err = incumbent, errs[incumbent]

@@ -11,6 +11,7 @@ from sqlalchemy import delete, func, select
 from sparkscope.cli import cli
 from sparkscope.db import make_engine, make_sessionmaker
 from sparkscope.models import Application, RecurringForecast, RunPrediction
+from sparkscope.prediction_data import load_runs
 from sparkscope.predictions import refresh_server
 from tests.web.conftest import make_app
 
@@ -26,6 +27,13 @@ def test_predictions_on_the_recorded_corpus(fresh_db_url: str) -> None:
     with factory() as s:
         assert s.scalar(select(func.count()).select_from(RunPrediction)) == 45
         assert set(s.scalars(select(RecurringForecast.key))) == KEYS
+
+    # The backtest's light feature path (runs without stored predictions) gives the same vectors.
+    with factory() as s:
+        ids = list(s.scalars(select(Application.id)))
+        full = {r.id: r.features.vector() for r in load_runs(s, ids)}
+        light = {r.id: r.features.vector() for r in load_runs(s, ids, numbers_only=True)}
+    assert light == full
 
     # The backtest: out of sample by construction; figures measured on this corpus.
     out = CliRunner().invoke(cli, ["backtest", "--json"], env=env)
