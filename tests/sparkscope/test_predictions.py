@@ -182,3 +182,16 @@ def test_trend_stays_within_the_range_of_recent_values() -> None:
     v = np.array([100.0, 200.0, 400.0, 800.0, 1600.0])
     out = forecast.trend_value(days, v, np.zeros(5), 1.0, 0)
     assert 50.0 <= out <= 3200.0
+
+
+def test_predictions_config_section() -> None:
+    from sparkscope.config import ConfigError, parse_config
+
+    cfg = parse_config(
+        {"predictions": {"key_patterns": [r"\d{4}-\d{2}-\d{2}"], "min_history": 3, "level": 0.9}}
+    ).predictions
+    assert cfg.key_patterns == (r"\d{4}-\d{2}-\d{2}",) and cfg.min_history == 3
+    assert cfg.level == 0.9 and cfg.margin == 0.1 and cfg.class_aware is True
+    for bad in ({"level": 1.5}, {"key_patterns": ["("]}, {"min_history": 0}, {"nope": 1}):
+        with pytest.raises(ConfigError, match="predictions"):
+            parse_config({"predictions": bad})

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, update
 
 from sparkscope.cli import cli
 from sparkscope.db import make_engine, make_sessionmaker
@@ -96,3 +96,15 @@ def test_predictions_on_the_recorded_corpus(fresh_db_url: str) -> None:
         assert list(n_trains) == list(range(14))
     # Nothing changed: nothing recomputed.
     assert refresh_server(factory, 1).runs == 0
+    # A re-fetched run (new fetched_at) is recomputed with every later run of its key.
+    with factory() as s, s.begin():
+        s.execute(
+            update(Application)
+            .where(Application.app_id == "local-1795976850790")  # store_revenue_rollup run 11
+            .values(fetched_at_ms=Application.fetched_at_ms + 1)
+        )
+    assert refresh_server(factory, 1).runs == 5
+    # `sparkscope analyze --force` recomputes every prediction.
+    out = CliRunner().invoke(cli, ["analyze", "--force", "--workers", "1"], env=env)
+    assert out.exit_code == 0, out.output
+    assert "predicted 44 runs" in out.output
