@@ -53,6 +53,8 @@ class Point:
     #: log(actual / prediction) per model, once the run's duration is known (a cache).
     errors: dict[str, float] | None = None
     forecast_errors: dict[str, float] | None = None
+    #: The forecast log errors of the earlier runs it was served on (newest first; transient).
+    recent_forecast_errors: list[dict[str, float]] | None = field(default=None, repr=False)
 
     def errors_for(self, actual: float, forecast_: bool) -> dict[str, float]:
         """Log errors of every candidate (predictions, or forecasts) against ``actual``."""
@@ -91,12 +93,6 @@ def _recent(
     return out
 
 
-def _residuals(
-    model: str, points: Sequence[Point | None], y: Any, ok: Any, i: int, runs: int, forecast_: bool
-) -> list[float]:
-    return [e[model] for e in _recent(points, y, ok, i, runs, forecast_) if model in e]
-
-
 @functools.lru_cache(maxsize=256)
 def _t_quantile(df: int) -> float:
     from scipy.stats import t
@@ -120,7 +116,14 @@ def select(
     on those runs says it is better at level ``SWITCH_ALPHA``: with a handful of scored runs small
     differences are noise, and switching on noise costs more than it gains.
     """
-    recent = _recent(points, y, ok, i, SELECT_RUNS, forecast_)
+    return choose(names, _recent(points, y, ok, i, SELECT_RUNS, forecast_), incumbent)
+
+
+def choose(
+    names: Sequence[str], recent: Sequence[dict[str, float]], incumbent: str | None
+) -> str | None:
+    """:func:`select` on the log errors of the latest runs (newest first)."""
+    recent = recent[:SELECT_RUNS]
     wanted = set(names)
     common = [e for e in recent if wanted <= e.keys()]
     n = len(common)
@@ -185,14 +188,15 @@ def _serve(
     pooled: Sequence[float],
     pooled_forecast: Sequence[float],
 ) -> None:
-    model = select(list(point.predictions), points, y, ok, i, False, DEFAULT_MODEL)
+    recent = _recent(points, y, ok, i, RESIDUAL_RUNS, False)
+    model = choose(list(point.predictions), recent, DEFAULT_MODEL)
     if model is None:
         model = (
             DEFAULT_MODEL if DEFAULT_MODEL in point.predictions else next(iter(point.predictions))
         )
     point.model = model
     point.expected = point.predictions[model]
-    res = _residuals(model, points, y, ok, i, RESIDUAL_RUNS, False)
+    res = [e[model] for e in recent if model in e]
     if len(res) < conformal.MIN_RESIDUALS:
         res = res + list(pooled)
     point.low, point.high = conformal.interval(point.expected, res, level)
@@ -201,7 +205,8 @@ def _serve(
 
 def _forecast_model(point: Point, points: Sequence[Point | None], y: Any, ok: Any, i: int) -> str:
     default = DEFAULT_FORECAST if DEFAULT_FORECAST in point.forecasts else "ewma"
-    return select(list(point.forecasts), points, y, ok, i, True, default) or default
+    point.recent_forecast_errors = _recent(points, y, ok, i, RESIDUAL_RUNS, True)
+    return choose(list(point.forecasts), point.recent_forecast_errors, default) or default
 
 
 def forecast_interval(
@@ -217,7 +222,10 @@ def forecast_interval(
     value = point.forecasts.get(point.forecast_model)
     if value is None:
         return None
-    res = _residuals(point.forecast_model, points, y, ok, i, RESIDUAL_RUNS, True)
+    recent = point.recent_forecast_errors
+    if recent is None:
+        recent = _recent(points, y, ok, i, RESIDUAL_RUNS, True)
+    res = [e[point.forecast_model] for e in recent if point.forecast_model in e]
     if len(res) < conformal.MIN_RESIDUALS:
         res = res + list(pooled)
     low, high = conformal.interval(value, res, level)
