@@ -102,21 +102,8 @@ def _refresh(session: Session, server_id: int, cfg: PredictionConfig, full: bool
         dirty_ids[key].append(pk)
         first_dirty[key] = min(first_dirty.get(key, start or 0), start or 0)
     # Keys that lost a run since their forecast was computed: recompute them from the start.
-    counts = dict(
-        session.execute(
-            select(RunPrediction.key, func.count())
-            .where(RunPrediction.server_id == server_id)
-            .group_by(RunPrediction.key)
-        ).all()
-    )
-    for key, n in session.execute(
-        select(RecurringForecast.key, RecurringForecast.n_runs).where(
-            RecurringForecast.server_id == server_id
-        )
-    ).all():
-        have = counts.get(key, 0) + len(dirty_ids.get(key, ()))
-        if have < n:
-            first_dirty[key] = -1
+    for key in _shrunk_keys(session, server_id):
+        first_dirty[key] = -1
     if not first_dirty:
         return stats
     stale = [pk for pks in dirty_ids.values() for pk in pks]
@@ -290,6 +277,41 @@ def _num(v: float | None) -> float | None:
 
 def _clean(d: dict[str, float]) -> dict[str, float]:
     return {k: float(v) for k, v in d.items() if v is not None and math.isfinite(v)}
+
+
+def _shrunk_keys(session: Session, server_id: int) -> list[str]:
+    """Keys with fewer stored predictions than their forecast counted (a run was deleted).
+
+    Two totals first; the per-key counts only when they differ (stale rows of re-fetched runs
+    are still stored at this point, so a re-fetch alone does not trigger it).
+    """
+    stored = session.scalar(select(func.count()).where(RunPrediction.server_id == server_id)) or 0
+    counted = (
+        session.scalar(
+            select(func.coalesce(func.sum(RecurringForecast.n_runs), 0)).where(
+                RecurringForecast.server_id == server_id
+            )
+        )
+        or 0
+    )
+    if stored >= counted:
+        return []
+    counts = dict(
+        session.execute(
+            select(RunPrediction.key, func.count())
+            .where(RunPrediction.server_id == server_id)
+            .group_by(RunPrediction.key)
+        ).all()
+    )
+    return [
+        key
+        for key, n in session.execute(
+            select(RecurringForecast.key, RecurringForecast.n_runs).where(
+                RecurringForecast.server_id == server_id
+            )
+        ).all()
+        if counts.get(key, 0) < n
+    ]
 
 
 def refresh_after_fetch(factory: sessionmaker[Session], server_id: int) -> None:
