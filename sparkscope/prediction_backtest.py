@@ -11,9 +11,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from sparkscope.advisor.backtest import Metrics, Run, metrics, run_backtest
-from sparkscope.advisor.features import RunFeatures, recurring_key
+from sparkscope.advisor.features import recurring_key
 from sparkscope.config import PredictionConfig
-from sparkscope.models import Application, RunPrediction
+from sparkscope.models import Application, HistoryServer, RunPrediction
 from sparkscope.prediction_data import load_runs, succeeded
 
 
@@ -44,31 +44,34 @@ def _runs(session: Session, cfg: PredictionConfig, names: Sequence[str]) -> list
             Application.num_failed_jobs,
         ).where(Application.start_time_ms.is_not(None))
     ).all()
+    servers = dict(session.execute(select(HistoryServer.id, HistoryServer.name)).all())
+    several = len({a.server_id for a in apps}) > 1
     keyed = []
     for a in apps:
         key = recurring_key(a.name, cfg.key_patterns)
         if names and key not in names and a.name not in names:
             continue
-        keyed.append((a, f"{key}" if a.server_id == 1 else f"{key} @{a.server_id}"))
+        # Keys are per server; with several servers the label says which.
+        keyed.append((a, f"{servers.get(a.server_id, a.server_id)}: {key}" if several else key))
     ids = [a.id for a, _k in keyed]
-    stored: dict[int, RunFeatures] = {}
+    stored: dict[int, list[float]] = {}
     for i in range(0, len(ids), 5000):
         for pk, f in session.execute(
-            select(RunPrediction.application_id, RunPrediction.features).where(
+            select(RunPrediction.application_id, RunPrediction.vector).where(
                 RunPrediction.application_id.in_(ids[i : i + 5000])
             )
         ):
-            stored[pk] = RunFeatures.from_json(f)
+            stored[pk] = list(f)
     missing = [pk for pk in ids if pk not in stored]
     for r in load_runs(session, missing, numbers_only=True):
-        stored[r.id] = r.features
+        stored[r.id] = r.features.vector()
     return [
         Run(
             key=key,
             start_ms=int(a.start_time_ms),
             duration_ms=float(a.duration_ms) if a.duration_ms else None,
             ok=succeeded(a._asdict()),
-            vector=stored[a.id].vector(),
+            vector=stored[a.id],
         )
         for a, key in keyed
     ]
