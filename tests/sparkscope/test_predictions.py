@@ -195,3 +195,23 @@ def test_predictions_config_section() -> None:
     for bad in ({"level": 1.5}, {"key_patterns": ["("]}, {"min_history": 0}, {"nope": 1}):
         with pytest.raises(ConfigError, match="predictions"):
             parse_config({"predictions": bad})
+
+
+def test_class_aware_learns_each_workload_class_across_keys() -> None:
+    from sparkscope.advisor import classaware
+
+    # Two kinds of application: scans (1 ms per MB) and shuffle-heavy sorts (4 ms per MB read,
+    # shuffling what they read). Many keys of each, sizes spread over two decades.
+    rng = np.random.default_rng(5)
+    n = 600
+    sizes = 10 ** rng.uniform(8, 10, n)
+    sort = rng.random(n) < 0.5
+    X = matrix(list(sizes), shuffle_read_bytes=list(np.where(sort, sizes, 0.0)))
+    y = np.where(sort, 4.0, 1.0) * sizes / 1e6 * np.exp(rng.normal(0, 0.02, n))
+    model = classaware.fit(X, y)
+    assert model is not None
+    new = matrix([3e9, 3e9], shuffle_read_bytes=[0.0, 3e9])
+    scan, heavy = model.predict(new)
+    assert scan == pytest.approx(3000, rel=0.15)
+    assert heavy == pytest.approx(12000, rel=0.15)
+    assert classaware.fit(X[:10], y[:10]) is None  # too few runs: no model
