@@ -255,7 +255,6 @@ def history_band(session: Session, name: str, server: str | None, link: Any) -> 
         "figure": band_figure(runs, fc),
         "forecast": fc,
         "regressions": regressions,
-        "by_run": {k[1]: v for k, v in preds.items()},
     }
 
 
