@@ -5,9 +5,10 @@ For run ``i`` of a key (runs in start order):
 1. training runs: the successful runs among the ``WINDOW`` before ``i`` (failed or killed runs
    never train, but are predicted and get a verdict);
 2. every candidate model predicts run ``i`` from them (out of sample by construction);
-3. the serving model is the one with the smallest mean absolute log error over the latest
-   ``SELECT_RUNS`` earlier origins of this key (before ``MIN_SCORED`` scored origins: the
-   size-scaled baseline, which needs no history of errors);
+3. the serving model is the I/O line unless another candidate's absolute log errors over the
+   latest ``SELECT_RUNS`` earlier origins of this key (at least ``MIN_SCORED``) are smaller by a
+   one-sided paired t-test; a key with fewer than ``FEW_RUNS`` training runs is served by the
+   class-aware model when there is one (what similar runs of other keys took);
 4. the interval is split-conformal on the serving model's own earlier out-of-sample residuals
    (those of the class, or of every key, when the key has fewer than ``MIN_RESIDUALS``).
 
@@ -34,6 +35,9 @@ MIN_SCORED = 5
 SWITCH_ALPHA = 0.025
 DEFAULT_MODEL = "io_line"
 DEFAULT_FORECAST = "size_trend"
+CLASS_MODEL = "class_gbdt"
+#: Below this many training runs a key's own lines are not fitted (see baselines).
+FEW_RUNS = 4
 
 MODELS: dict[str, Callable[[Any, Any, Any], float]] = {**BASELINES, **KNN}
 
@@ -190,6 +194,9 @@ def _serve(
 ) -> None:
     recent = _recent(points, y, ok, i, RESIDUAL_RUNS, False)
     model = choose(list(point.predictions), recent, DEFAULT_MODEL)
+    if model is None and point.n_train < FEW_RUNS and CLASS_MODEL in point.predictions:
+        # Too little history of its own for a line: what runs like it took, across keys.
+        model = CLASS_MODEL
     if model is None:
         model = (
             DEFAULT_MODEL if DEFAULT_MODEL in point.predictions else next(iter(point.predictions))

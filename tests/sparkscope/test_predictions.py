@@ -215,3 +215,11 @@ def test_class_aware_learns_each_workload_class_across_keys() -> None:
     assert scan == pytest.approx(3000, rel=0.15)
     assert heavy == pytest.approx(12000, rel=0.15)
     assert classaware.fit(X[:10], y[:10]) is None  # too few runs: no model
+
+
+def test_a_key_with_little_history_is_served_by_the_class_aware_model() -> None:
+    X, y, ok, t = series(3)
+    p = rolling.predict_run(X, y, ok, t, 2, [None, None], 0.8, extra={"class_gbdt": 9999.0})
+    assert p.n_train == 2 and p.model == "class_gbdt" and p.expected == 9999.0
+    p = rolling.predict_run(X, y, ok, t, 2, [None, None], 0.8)
+    assert p.model == "io_line"
