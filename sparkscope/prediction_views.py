@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, load_only
 
 from sparkscope.models import Application, HistoryServer, RecurringForecast, RunPrediction
 
@@ -21,6 +21,24 @@ PREDICTION_FIELDS = (
     "verdict",
     "excess_pct",
     "causes",
+)
+
+
+#: What pages show of a run's prediction: not its features nor every candidate's value.
+_SHOWN = (
+    RunPrediction.server_id,
+    RunPrediction.key,
+    RunPrediction.start_time_ms,
+    RunPrediction.duration_ms,
+    RunPrediction.expected_ms,
+    RunPrediction.low_ms,
+    RunPrediction.high_ms,
+    RunPrediction.level,
+    RunPrediction.model,
+    RunPrediction.n_train,
+    RunPrediction.verdict,
+    RunPrediction.excess_pct,
+    RunPrediction.causes,
 )
 
 
@@ -87,6 +105,7 @@ def history_predictions(
     forecast of their key (the key of the latest run)."""
     q = (
         select(RunPrediction, HistoryServer.name, Application.app_id, Application.attempt_id)
+        .options(load_only(*_SHOWN, raiseload=True))
         .join(Application, Application.id == RunPrediction.application_id)
         .join(HistoryServer, HistoryServer.id == Application.server_id)
         .where(Application.name == name)
@@ -122,6 +141,7 @@ def recent_regressions(session: Session, since_ms: int, limit: int = 20) -> list
     """Runs judged regressions that started since ``since_ms``, newest first."""
     q = (
         select(RunPrediction, Application.app_id, Application.attempt_id, Application.name)
+        .options(load_only(*_SHOWN, raiseload=True))
         .add_columns(HistoryServer.name.label("server"))
         .join(Application, Application.id == RunPrediction.application_id)
         .join(HistoryServer, HistoryServer.id == Application.server_id)
