@@ -45,6 +45,7 @@ from sparkscope.analysis import record_config, score_and_store, store_inputs
 from sparkscope.config import FetcherConfig, ServerConfig
 from sparkscope.db import now_ms
 from sparkscope.models import FetchRun
+from sparkscope.predictions import refresh_after_fetch
 
 __all__ = [
     "ADVISORY_LOCK_KEY",
@@ -193,6 +194,7 @@ def run_server(
         _fetch_and_load(
             factory, client, server_id, fcfg, opts, todo, redaction, registry, result, progress
         )
+        refresh_after_fetch(factory, server_id)
     except BaseException as exc:
         crashed = f"interrupted: {type(exc).__name__}: {exc}"[:2000]
         raise

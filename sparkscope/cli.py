@@ -16,6 +16,7 @@ import click
 from fetcher.cli import dump, fetch, schedule
 from sparkscope.clikit import EXIT_SOME_FAILED, CliState, fail_usage, pass_config, safe_url
 from sparkscope.config import Config, ConfigError
+from sparkscope.predict_cli import backtest
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -130,8 +131,9 @@ def serve(config: Config, host: str | None, port: int | None, debug: bool) -> No
 )
 @pass_config
 def analyze(config: Config, app_ids: tuple[str, ...], force: bool, workers: int) -> None:
-    """Re-score stored applications with the current heuristics config."""
-    from sparkscope import analysis
+    """Re-score stored applications with the current heuristics config, then refresh the
+    predictions of their recurring applications."""
+    from sparkscope import analysis, predictions
     from sparkscope.db import make_engine, make_sessionmaker
 
     try:
@@ -139,21 +141,20 @@ def analyze(config: Config, app_ids: tuple[str, ...], force: bool, workers: int)
     except ConfigError as exc:
         fail_usage(f"config error: {exc}")
     engine = make_engine(config.database_url)
+    factory = make_sessionmaker(engine)
     try:
         stats = analysis.analyze_all(
-            make_sessionmaker(engine),
-            registry,
-            app_ids=app_ids or None,
-            force=force,
-            workers=workers,
+            factory, registry, app_ids=app_ids or None, force=force, workers=workers
         )
+        click.echo(
+            f"analysed {stats.analysed} applications ({stats.skipped} already current) "
+            f"in {stats.seconds:.1f} s"
+        )
+        refreshed = predictions.refresh_all(factory, config.predictions, force)
+        click.echo(f"predicted {refreshed.runs} runs")
+        unknown = _unknown_app_ids(factory, app_ids) if app_ids else []
     finally:
         engine.dispose()
-    click.echo(
-        f"analysed {stats.analysed} applications ({stats.skipped} already current) "
-        f"in {stats.seconds:.1f} s"
-    )
-    unknown = _unknown_app_ids(make_sessionmaker(engine), app_ids) if app_ids else []
     if unknown:
         click.echo(f"sparkscope analyze: no stored application {', '.join(unknown)}", err=True)
         sys.exit(EXIT_SOME_FAILED)
@@ -174,6 +175,7 @@ def _unknown_app_ids(factory: Any, app_ids: tuple[str, ...]) -> list[str]:
 
 for _command in (fetch, dump, schedule):
     cli.add_command(_command)
+cli.add_command(backtest)
 
 
 def main() -> None:

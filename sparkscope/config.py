@@ -45,15 +45,6 @@ DEFAULT_REDACTION_REGEX = (
 
 
 @dataclass(frozen=True)
-class Setting:
-    """One configuration key: dotted name, default, and the help shown in the README."""
-
-    name: str
-    default: Any
-    help: str
-
-
-@dataclass(frozen=True)
 class ServerConfig:
     """One Spark History Server to fetch from."""
 
@@ -104,6 +95,17 @@ class PriceConfig:
 
 
 @dataclass(frozen=True)
+class PredictionConfig:
+    """Recurring-run predictions: how runs group into keys, and when a run is a regression."""
+
+    key_patterns: tuple[str, ...] = ()
+    min_history: int = 5
+    margin: float = 0.1
+    level: float = 0.8
+    class_aware: bool = True
+
+
+@dataclass(frozen=True)
 class Config:
     """The whole, validated configuration."""
 
@@ -114,6 +116,7 @@ class Config:
     fetcher: FetcherConfig = field(default_factory=FetcherConfig)
     web: WebConfig = field(default_factory=WebConfig)
     prices: PriceConfig = field(default_factory=PriceConfig)
+    predictions: PredictionConfig = field(default_factory=PredictionConfig)
     source: str | None = None
 
     def server(self, name: str) -> ServerConfig:
@@ -125,112 +128,14 @@ class Config:
         raise ConfigError(self.source, "servers", f"no server named {name!r} ({known})")
 
 
-SETTINGS: tuple[Setting, ...] = (
-    Setting(
-        "database_url",
-        None,
-        "SQLAlchemy URL. Unset: SQLite file `sparkscope.db` in `data_dir`. "
-        f"Env `{ENV_DATABASE_URL}` overrides.",
-    ),
-    Setting(
-        "data_dir",
-        "~/.local/share/sparkscope",
-        f"Folder for the embedded SQLite database. Env `{ENV_DATA_DIR}`.",
-    ),
-    Setting(
-        "heuristics_path",
-        "heuristics.yaml beside this file, else the bundled one",
-        f"Heuristic thresholds (re-read at every page load). Env `{ENV_HEURISTICS}`.",
-    ),
-    Setting("servers[].name", None, "Short name of a History Server, shown in the UI; unique."),
-    Setting(
-        "servers[].url",
-        None,
-        "Base URL of the History Server (`http(s)://host:18080`), a folder or "
-        "`file://` URL recorded with `sparkscope dump`.",
-    ),
-    Setting("servers[].verify_tls", True, "Verify the server's TLS certificate."),
-    Setting("servers[].ca_bundle", None, "Path to a CA bundle used to verify TLS."),
-    Setting("servers[].connect_timeout_s", 5.0, "Seconds to wait for a TCP connection."),
-    Setting(
-        "servers[].read_timeout_s",
-        60.0,
-        "Seconds to wait for a response (replaying a big app is slow).",
-    ),
-    Setting(
-        "servers[].request_deadline_s",
-        300.0,
-        "Seconds one request may take in all (connect, wait, read the body, retries), however "
-        "slowly the server sends; past it the request fails as a timeout.",
-    ),
-    Setting(
-        "fetcher.threads",
-        4,
-        "Worker threads, one HTTP session each; one application per thread at a time.",
-    ),
-    Setting(
-        "fetcher.retries",
-        4,
-        "Retries on connection errors, 429 and 5xx, with exponential backoff and jitter.",
-    ),
-    Setting("fetcher.backoff_factor_s", 0.5, "First backoff in seconds; doubles on every retry."),
-    Setting(
-        "fetcher.top_stages",
-        5,
-        "K: the longest stages (by executor run time) whose slowest tasks are stored.",
-    ),
-    Setting(
-        "fetcher.tasks_per_stage",
-        20,
-        "How many of the slowest (and of the failed) tasks to store per stage.",
-    ),
-    Setting(
-        "fetcher.overlap_minutes",
-        120,
-        "The incremental watermark looks back this far for apps listed late.",
-    ),
-    Setting(
-        "fetcher.max_app_failures",
-        5,
-        "An app that failed this many times is reported and no longer retried.",
-    ),
-    Setting("fetcher.listing_page_size", 500, "Applications asked for per listing request."),
-    Setting(
-        "fetcher.reconcile_days",
-        7,
-        "Reconciliation lists this many days below the watermark, for apps the SHS listed late.",
-    ),
-    Setting(
-        "fetcher.reconcile_every_hours",
-        24,
-        "A run reconciles when the last reconciliation is this old; 0: only `fetch --reconcile`.",
-    ),
-    Setting(
-        "fetcher.store_hadoop_properties",
-        False,
-        "Also store the ~1,000 Hadoop properties per app (mostly cluster defaults; "
-        "`spark.hadoop.*` settings are Spark properties and always stored).",
-    ),
-    Setting(
-        "fetcher.redaction_regex",
-        DEFAULT_REDACTION_REGEX,
-        "Spark properties whose key or value matches are stored redacted.",
-    ),
-    Setting(
-        "web.secret_key",
-        None,
-        f"Flask secret key. Env `{ENV_SECRET_KEY}`. Unset: random per process.",
-    ),
-    Setting("web.host", "127.0.0.1", "Address `sparkscope serve` binds to."),
-    Setting("web.port", 8080, "Port `sparkscope serve` listens on."),
-    Setting("web.page_size", 50, "Results per search page."),
-    Setting("prices.currency", "USD", "Currency label for costs."),
-    Setting("prices.core_hour", None, "Price of one core-hour; unset hides money figures."),
-    Setting("prices.gb_hour", None, "Price of one GB-hour of memory; unset hides money figures."),
-)
-
-
 # ---------------------------------------------------------------------------------------------- parsing
+
+
+def _level(value: Any) -> float:
+    level = non_negative_number(value)
+    if not 0.5 <= level <= 0.99:
+        raise ValueError(f"expected a level between 0.5 and 0.99, got {value}")
+    return level
 
 
 _SECTIONS: dict[str, dict[str, Callable[[Any], Any]]] = {
@@ -255,6 +160,13 @@ _SECTIONS: dict[str, dict[str, Callable[[Any], Any]]] = {
         "page_size": positive_int,
     },
     "prices": {"currency": string, "core_hour": optional_number, "gb_hour": optional_number},
+    "predictions": {
+        "key_patterns": lambda v: tuple(regex(x) for x in (v or [])),
+        "min_history": positive_int,
+        "margin": non_negative_number,
+        "level": _level,
+        "class_aware": boolean,
+    },
 }
 _SERVER_KEYS: dict[str, Callable[[Any], Any]] = {
     "name": string,
@@ -371,6 +283,7 @@ def parse_config(
         fetcher=FetcherConfig(**_section(raw.get("fetcher"), "fetcher", file)),
         web=WebConfig(**web),
         prices=PriceConfig(**_section(raw.get("prices"), "prices", file)),
+        predictions=PredictionConfig(**_section(raw.get("predictions"), "predictions", file)),
         source=file,
     )
 

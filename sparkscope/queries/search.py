@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from heuristics.base import Severity
 from sparkscope.catalogs import SORT_KEYS
-from sparkscope.models import AnalysisResult, Application, HistoryServer
+from sparkscope.models import AnalysisResult, Application, HistoryServer, RunPrediction
 
 PAGE_SIZE = 50
 #: Search counts matches up to this many; beyond it the page says "10,000+".
@@ -38,6 +38,7 @@ class SearchFilters:
     end_to_ms: int | None = None
     min_severity: int | None = None
     heuristic: str | None = None
+    verdict: str | None = None
     sort: str = "start"
     descending: bool = True
     page: int = 1
@@ -136,6 +137,12 @@ def _search_conditions(f: SearchFilters) -> list[ColumnElement[bool]]:
                     AnalysisResult.heuristic == f.heuristic,
                     AnalysisResult.severity >= floor,
                 )
+            )
+        )
+    if f.verdict:  # predictions: runs judged regression / improvement / normal
+        conds.append(
+            exists().where(
+                RunPrediction.application_id == Application.id, RunPrediction.verdict == f.verdict
             )
         )
     return conds

@@ -11,6 +11,12 @@ from sparkscope.catalogs import APP_METRICS, HISTORY_METRICS
 from sparkscope.columns import details_table
 from sparkscope.db import now_ms
 from sparkscope.display import fmt_time_ms, severity_name
+from sparkscope.prediction_views import (
+    app_prediction,
+    forecast_json,
+    history_predictions,
+    prediction_json,
+)
 from sparkscope.queries.detail import AppDetail
 from sparkscope.queries.detail import app_detail as load_detail
 from sparkscope.queries.history import history
@@ -132,6 +138,7 @@ def app(app_id: str) -> Response:
     )
     body = detail_json(detail)
     body["heuristics_config_error"] = error
+    body["prediction"] = prediction_json(app_prediction(get_session(), detail.app.id))
     return jsonify(body)
 
 
@@ -190,6 +197,7 @@ def history_api() -> Response:
     metric = parse_choice(request.args, "metric", tuple(HISTORY_METRICS), "duration")
     server = text(request.args, "server", 200)
     points = history(get_session(), name, metric, server)
+    preds, forecast = history_predictions(get_session(), name, server)
     return jsonify(
         name=name,
         metric=metric,
@@ -204,7 +212,9 @@ def history_api() -> Response:
                 "worst_severity": severity_name(p.worst_severity),
                 "value": p.value,
                 "url": app_link(p.app_id, p.server, p.attempt_id),
+                "prediction": prediction_json(preds.get((p.server, p.app_id, p.attempt_id))),
             }
             for p in points
         ],
+        forecast=forecast_json(forecast),
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, current_app, render_template, request
 
 from sparkscope.db import now_ms
+from sparkscope.prediction_views import regressions_panel
 from sparkscope.queries.cache import cached, db_key
 from sparkscope.queries.dashboard import dashboard
 from sparkscope.views.common import currency, prices
@@ -32,4 +33,5 @@ def index() -> str:
         app_count=data.totals["applications"],
         core_hour_price=prices()[0],
         currency=currency(),
+        regressions=regressions_panel(session, now_ms()),
     )

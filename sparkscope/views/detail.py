@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, abort, render_template, request
 
+from sparkscope.prediction_views import app_prediction, prediction_line
 from sparkscope.queries.detail import app_detail, app_metrics
 from sparkscope.views.common import currency, lookup, prices, redaction_regex, registry
 from sparkscope.views.params import parse_choice, parse_int, text
@@ -53,4 +54,5 @@ def app_page(app_id: str | None) -> str:
         stage_page_size=STAGE_PAGE,
         metrics=app_metrics(app),
         titles={e.name: e.title for e in reg.entries},
+        prediction=prediction_line(app_prediction(get_session(), app.id)),
     )

@@ -7,6 +7,7 @@ from flask import Blueprint, current_app, render_template, request
 from sparkscope.catalogs import HISTORY_METRICS
 from sparkscope.charts import RunPoint, history_figure
 from sparkscope.display import fmt_duration_ms, fmt_time_ms, severity_name
+from sparkscope.prediction_views import history_band
 from sparkscope.queries.cache import cached, db_key
 from sparkscope.queries.history import HistoryPoint, app_names, history
 from sparkscope.views.common import app_link
@@ -55,6 +56,7 @@ def history_page() -> str:
         metrics=HISTORY_METRICS,
         points=points,
         figure=figure,
+        band=history_band(session, name, server, app_link) if points and name else None,
         names=cached(
             ("app_names", db_key(session)),
             float(current_app.config.get("NAMES_CACHE_SECONDS", 60)),

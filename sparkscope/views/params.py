@@ -16,6 +16,8 @@ from sparkscope.queries.search import SearchFilters
 _ASCII_INT = re.compile(r"[0-9]{1,18}")
 
 #: Quick time ranges of the search page, by the value of its `since` parameter.
+#: Prediction verdicts the search can filter on (`verdict=regression`).
+VERDICTS = ("regression", "improvement", "normal", "insufficient_history")
 SINCE_MS = {"1h": 3_600_000, "1d": 86_400_000, "7d": 7 * 86_400_000, "30d": 30 * 86_400_000}
 
 #: Highest page number search accepts.
@@ -137,6 +139,7 @@ def parse_search(
         end_to_ms=parse_time_ms(args, "end_to", end_of_day=True),
         min_severity=parse_severity(args),
         heuristic=heuristic,
+        verdict=parse_choice(args, "verdict", VERDICTS, "") or None,
         sort=parse_choice(args, "sort", SORT_KEYS, "start"),
         descending=parse_choice(args, "order", ("desc", "asc"), "desc") == "desc",
         page=parse_int(args, "page", 1, 1, MAX_PAGE),

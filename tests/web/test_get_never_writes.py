@@ -172,6 +172,11 @@ OUR_FILENODES = (
 )
 
 
+#: Page housekeeping that changes no row: on-access pruning (a read that meets dead row versions
+#: tidies the page) and (auto)vacuum's marks. The row digests check the contents themselves.
+HOUSEKEEPING = frozenset({"PRUNE", "VACUUM", "VISIBLE", "FREEZE_PAGE"})
+
+
 def _wal_records_on_our_tables(local: Engine, admin: Engine, start: str, end: str) -> list[Any]:
     """WAL records between two LSNs that change a table (or index) of the application's database.
 
@@ -193,6 +198,8 @@ def _wal_records_on_our_tables(local: Engine, admin: Engine, start: str, end: st
         ).all()
     touched = []
     for row in rows:
+        if row.resource_manager == "Heap2" and row.record_type in HOUSEKEEPING:
+            continue
         for db, node in re.findall(r"rel \d+/(\d+)/(\d+)", row.block_ref or ""):
             if int(db) == db_oid and int(node) in ours:
                 touched.append(row)

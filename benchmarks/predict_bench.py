@@ -1,0 +1,145 @@
+"""Prediction speed: a new run of a key with 1,000 earlier runs, and the backtest over a fleet.
+
+    python -m benchmarks.predict_bench [--apps 100000]
+
+(1) Fetch time, database included: a throwaway SQLite file holds one key with 1,000 stored runs
+and their predictions; one more run is added and ``predictions.refresh_server`` (the fetch hook's
+work: find the stale run, read the key's stored history, predict, verdict, forecast, store) is
+timed. (2) Numerics only: ``rolling.predict_run`` plus the next-run forecast for the newest run of
+a key with 1,000 runs. (3) ``run_backtest`` over ``--apps`` synthetic runs shaped like the fleet
+generator's (about 50 runs per name, one name with 1,000 runs), class-aware model included; for
+the database read too, run ``sparkscope backtest`` on a fleet made by ``benchmarks.fleet``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+
+from sparkscope.advisor import rolling
+from sparkscope.advisor.backtest import Run, metrics, run_backtest
+from sparkscope.advisor.features import NUMERIC
+
+DAY_MS = 86_400_000
+
+
+def _vector(rng: random.Random, size: float) -> list[float]:
+    v = [0.0] * len(NUMERIC)
+    v[NUMERIC.index("input_bytes")] = size
+    v[NUMERIC.index("shuffle_read_bytes")] = size * rng.uniform(0.2, 1.0)
+    v[NUMERIC.index("tasks")] = rng.choice((50, 200, 1000))
+    v[NUMERIC.index("cores")] = rng.choice((8, 16, 32))
+    v[NUMERIC.index("shuffle_partitions")] = rng.choice((200, 400))
+    v[NUMERIC.index("aqe")] = 1.0
+    return v
+
+
+def fleet(apps: int, seed: int = 42) -> list[Run]:
+    rng = random.Random(seed)
+    runs: list[Run] = []
+    names = max(10, apps // 50)
+    for i in range(apps):
+        key = "recurring-1000" if i < min(1000, apps // 10) else f"name-{rng.randrange(names)}"
+        size = rng.lognormvariate(22, 0.3)
+        duration = 60_000 + size * 2e-4 * rng.lognormvariate(0, 0.1)
+        runs.append(Run(key, i * 60_000, duration, rng.random() > 0.02, _vector(rng, size)))
+    return runs
+
+
+def fetch_time(runs: int = 1000, class_aware: bool = True) -> tuple[float, float]:
+    """ms to bring predictions up to date after one new run of a key with ``runs`` runs: when the
+    stored class-aware model is reused (the usual case), and when it is refitted (once per 50%
+    growth of the server's runs)."""
+    import tempfile
+
+    from sparkscope import migrate, predictions
+    from sparkscope.config import PredictionConfig
+    from sparkscope.db import make_engine, make_sessionmaker
+    from sparkscope.models import Application, EnvironmentProperty, HistoryServer
+
+    rng = random.Random(1)
+    with tempfile.TemporaryDirectory() as tmp:
+        url = f"sqlite:///{tmp}/bench.db"
+        migrate.upgrade(url)
+        factory = make_sessionmaker(make_engine(url))
+
+        def add(session: object, i: int) -> None:
+            size = int(1e9 * (1 + i / runs) * rng.uniform(0.8, 1.2))
+            start = 1_700_000_000_000 + i * DAY_MS
+            duration = int(60_000 + size * 5e-5 * rng.uniform(0.95, 1.05))
+            app = Application(
+                server_id=1, app_id=f"app-{i}", attempt_id="", name="nightly", start_time_ms=start,
+                end_time_ms=start + duration, duration_ms=duration, completed=True,
+                fetched_at_ms=start + duration, input_bytes=size, output_bytes=size // 10,
+                num_tasks=200, num_stages=4, num_jobs=2, num_executors=4,
+            )  # fmt: skip
+            session.add(app)  # type: ignore[attr-defined]
+            session.flush()  # type: ignore[attr-defined]
+            session.add(  # type: ignore[attr-defined]
+                EnvironmentProperty(
+                    application_id=app.id, section="spark", name="spark.executor.cores", value="4"
+                )
+            )
+
+        with factory() as session, session.begin():
+            session.add(HistoryServer(id=1, name="bench", url="-", created_at_ms=0))
+            for i in range(runs):
+                add(session, i)
+        cfg = PredictionConfig(class_aware=class_aware)
+        predictions.refresh_server(factory, 1, cfg)
+        took = []
+        for extra in range(2):
+            with factory() as session, session.begin():
+                add(session, runs + extra)
+            started = time.process_time()
+            stats = predictions.refresh_server(factory, 1, cfg)
+            took.append((time.process_time() - started) * 1000)
+            assert stats.runs == 1
+        return took[1], took[0]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--apps", type=int, default=100_000)
+    args = parser.parse_args()
+    import numpy as np
+
+    fetch_time(100)  # imports and first-use costs out of the way
+    reused, refit = fetch_time()
+    plain, _ = fetch_time(class_aware=False)
+    print(
+        "fetch time, 1 new run of a key with 1,000 runs (SQLite, database work included), CPU: "
+        f"{reused:.1f} ms (class-aware model reused), {refit:.1f} ms (refitted), "
+        f"{plain:.1f} ms (class-aware off)"
+    )
+    key = [r for r in fleet(20_000) if r.key == "recurring-1000"][:1001]
+    X = np.array([r.vector for r in key])
+    y = np.array([r.duration_ms or 0.0 for r in key])
+    ok = np.ones(len(key), bool)
+    t = np.array([float(r.start_ms) for r in key])
+    points: list[rolling.Point | None] = []
+    for i in range(len(key) - 1):
+        points.append(rolling.predict_run(X, y, ok, t, i, points, 0.8))
+    started = time.process_time()
+    reps = 50
+    for _ in range(reps):
+        rolling.predict_run(X, y, ok, t, len(key) - 1, points, 0.8)
+        rolling.next_forecast(X[:-1], y[:-1], ok[:-1], t[:-1], points, 0.8)
+    per_app = (time.process_time() - started) / reps * 1000
+    print(f"predict one run (key with 1,000 runs) + next-run forecast, CPU: {per_app:.1f} ms")
+
+    runs = fleet(args.apps)
+    started, cpu = time.perf_counter(), time.process_time()
+    results = run_backtest(runs, 0.8)
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    m = metrics(results.values(), 0.8, 5)
+    print(
+        f"backtest over {args.apps:,} runs in {len(results):,} keys: {seconds:.1f} s "
+        f"(CPU {cpu:.1f} s) "
+        f"(MAPE {100 * (m.mape or 0):.1f}%, coverage {100 * (m.coverage or 0):.0f}%)"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,347 @@
+"""What predictions read from the database: run features built from the stored rows (one query
+per table for a batch, like :func:`sparkscope.analysis.load_app_data`), and a key's stored
+predictions, residual pools and class-aware training runs.
+"""
+
+from __future__ import annotations
+
+import pickle
+import zlib
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from sparkscope.advisor import classaware, rolling
+from sparkscope.advisor.features import KEY_SETTINGS, RunFeatures, run_features
+from sparkscope.advisor.rolling import Point
+from sparkscope.config import PredictionConfig
+from sparkscope.db import now_ms
+from sparkscope.models import (
+    AnalysisResult,
+    Application,
+    EnvironmentProperty,
+    Executor,
+    Job,
+    PredictionModel,
+    RunPrediction,
+    Stage,
+)
+
+BATCH = 2000
+#: Earlier runs read per key: the training window plus the residuals of the earliest of them.
+HISTORY = rolling.WINDOW + rolling.RESIDUAL_RUNS
+POOL = 500
+#: Refit the class-aware model once the runs it could learn from grew by half.
+REFIT = 1.5
+_APP_COLUMNS = (
+    "id",
+    "server_id",
+    "name",
+    "start_time_ms",
+    "duration_ms",
+    "completed",
+    "fetched_at_ms",
+    "input_bytes",
+    "output_bytes",
+    "shuffle_read_bytes",
+    "shuffle_write_bytes",
+    "num_tasks",
+    "num_stages",
+    "num_jobs",
+    "num_executors",
+    "num_failed_tasks",
+    "num_failed_stages",
+    "num_failed_jobs",
+    "spark_version",
+)
+_PROPS = (*KEY_SETTINGS, "sun.java.command")
+_STAGE_COLUMNS = (
+    "stage_id",
+    "attempt_id",
+    "name",
+    "status",
+    "num_tasks",
+    "input_bytes",
+    "input_records",
+    "shuffle_read_bytes",
+    "executor_run_time_ms",
+)
+
+
+@dataclass
+class RunRow:
+    """One run as the prediction code sees it."""
+
+    id: int
+    server_id: int
+    name: str
+    start_time_ms: int
+    duration_ms: int | None
+    succeeded: bool
+    fetched_at_ms: int
+    features: RunFeatures
+
+
+def succeeded(app: dict[str, Any]) -> bool:
+    """A run that may train a model: completed, no failed job, a positive duration."""
+    return bool(
+        app.get("completed")
+        and not app.get("num_failed_jobs")
+        and (app.get("duration_ms") or 0) > 0
+    )
+
+
+def load_runs(
+    session: Session, application_ids: Sequence[int], numbers_only: bool = False
+) -> list[RunRow]:
+    """Runs with their features, built from the stored rows. ``numbers_only``: only what the
+    feature vector needs (stages summed by the database; no per-stage work, no shape), for the
+    backtest over runs that have no stored prediction."""
+    out: list[RunRow] = []
+    ids = list(application_ids)
+    for i in range(0, len(ids), BATCH):
+        out.extend(_load_batch(session, ids[i : i + BATCH], numbers_only))
+    return out
+
+
+def _load_batch(session: Session, ids: list[int], numbers_only: bool = False) -> list[RunRow]:
+    apps = [
+        dict(r)
+        for r in session.execute(
+            select(*(getattr(Application, c) for c in _APP_COLUMNS)).where(Application.id.in_(ids))
+        ).mappings()
+    ]
+    props: dict[int, dict[tuple[str, str], str | None]] = defaultdict(dict)
+    for pk, section, name, value in session.execute(
+        select(
+            EnvironmentProperty.application_id,
+            EnvironmentProperty.section,
+            EnvironmentProperty.name,
+            EnvironmentProperty.value,
+        ).where(EnvironmentProperty.application_id.in_(ids), EnvironmentProperty.name.in_(_PROPS))
+    ):
+        props[pk][(section, name)] = value
+    execs: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for pk, is_driver, cores in session.execute(
+        select(Executor.application_id, Executor.is_driver, Executor.total_cores).where(
+            Executor.application_id.in_(ids)
+        )
+    ):
+        execs[pk].append({"is_driver": is_driver, "total_cores": cores})
+    first_job = dict(
+        session.execute(
+            select(Job.application_id, func.min(Job.submission_time_ms))
+            .where(Job.application_id.in_(ids))
+            .group_by(Job.application_id)
+        ).all()
+    )
+    stages: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    if numbers_only:
+        for pk, records in session.execute(
+            select(Stage.application_id, func.sum(Stage.input_records))
+            .where(Stage.application_id.in_(ids), Stage.status != "SKIPPED")
+            .group_by(Stage.application_id)
+        ):
+            stages[pk].append({"input_records": int(records or 0), "num_tasks": 1})
+    else:
+        for r in session.execute(
+            select(Stage.application_id, *(getattr(Stage, c) for c in _STAGE_COLUMNS)).where(
+                Stage.application_id.in_(ids)
+            )
+        ).mappings():
+            d = dict(r)
+            stages[d.pop("application_id")].append(d)
+    return [
+        RunRow(
+            id=a["id"],
+            server_id=a["server_id"],
+            name=a["name"],
+            start_time_ms=int(a["start_time_ms"] or 0),
+            duration_ms=a["duration_ms"],
+            succeeded=succeeded(a),
+            fetched_at_ms=int(a["fetched_at_ms"] or 0),
+            features=run_features(
+                a, props[a["id"]], execs[a["id"]], stages[a["id"]], first_job.get(a["id"])
+            ),
+        )
+        for a in apps
+    ]
+
+
+# ------------------------------------------------------------- stored predictions
+
+
+def pools(session: Session, server_id: int) -> tuple[list[float], list[float]]:
+    """Recent out-of-sample log residuals of the server (served model, served forecast)."""
+    rows = session.execute(
+        select(RunPrediction.duration_ms, RunPrediction.expected_ms, RunPrediction.forecast_ms)
+        .where(RunPrediction.server_id == server_id, RunPrediction.succeeded.is_(True))
+        .order_by(RunPrediction.start_time_ms.desc())
+        .limit(POOL)
+    ).all()
+    pool = [e for d, p, _f in rows if (e := rolling.log_error(d, p)) is not None]
+    fpool = [e for d, _p, f in rows if (e := rolling.log_error(d, f)) is not None]
+    return pool, fpool
+
+
+def class_model(
+    session: Session, server_id: int, before_ms: int, cfg: PredictionConfig
+) -> classaware.ClassAware | None:
+    """The class-aware model of the server's successful runs that started before ``before_ms``.
+
+    The last fit is stored and reused while it is out of sample for these runs (all its training
+    runs started before them) and the runs available grew by less than half since; otherwise it
+    is refitted (and stored when it is the newest).
+    """
+    if not cfg.class_aware:
+        return None
+    import numpy as np
+
+    trainable = (
+        RunPrediction.server_id == server_id,
+        RunPrediction.succeeded.is_(True),
+        RunPrediction.start_time_ms < before_ms,
+    )
+    n = session.scalar(select(func.count()).where(*trainable)) or 0
+    if n < classaware.MIN_TRAIN:
+        return None
+    cached = session.get(PredictionModel, server_id)
+    if cached is not None and cached.fitted_before_ms <= before_ms and n < REFIT * cached.n_train:
+        model: classaware.ClassAware = pickle.loads(zlib.decompress(cached.blob))  # ours only
+        return model
+    rows = session.execute(
+        select(RunPrediction.vector, RunPrediction.duration_ms)
+        .where(*trainable)
+        .order_by(RunPrediction.start_time_ms.desc())
+        .limit(classaware.MAX_TRAIN)
+    ).all()
+    X = np.array([v for v, _d in reversed(rows)], dtype=float)
+    y = np.array([float(d or 0) for _v, d in reversed(rows)])
+    fitted = classaware.fit(X, y)
+    if fitted is not None and (cached is None or cached.fitted_before_ms <= before_ms):
+        if cached is not None:
+            session.delete(cached)
+            session.flush()
+        session.add(
+            PredictionModel(
+                server_id=server_id,
+                fitted_before_ms=before_ms,
+                n_train=n,
+                blob=zlib.compress(pickle.dumps(fitted), 1),
+                fitted_at_ms=now_ms(),
+            )
+        )
+    return fitted
+
+
+@dataclass
+class StoredRun:
+    """One run of a key while its predictions are refreshed."""
+
+    pk: int
+    start: int
+    duration: int | None
+    good: bool
+    fetched: int
+    vector: list[float]
+    features: RunFeatures | None = None  # needed only for runs computed now
+    point: Point | None = None  # stored, for runs kept as they are
+
+
+_BASE_COLUMNS = (
+    RunPrediction.application_id,
+    RunPrediction.start_time_ms,
+    RunPrediction.duration_ms,
+    RunPrediction.succeeded,
+    RunPrediction.fetched_at_ms,
+    RunPrediction.vector,
+)
+_POINT_COLUMNS = (
+    RunPrediction.candidates,
+    RunPrediction.forecasts,
+    RunPrediction.model,
+    RunPrediction.expected_ms,
+    RunPrediction.low_ms,
+    RunPrediction.high_ms,
+    RunPrediction.n_train,
+)
+
+
+def stored_runs(session: Session, server_id: int, key: str, since: int) -> list[StoredRun]:
+    """The key's stored runs: those from ``since`` on (recomputed now, with their features),
+    the ``RESIDUAL_RUNS`` before with their points (selection and intervals read them) and the
+    older ones of the training window with their feature vector only."""
+    where = (RunPrediction.server_id == server_id, RunPrediction.key == key)
+    recent = session.execute(
+        select(*_BASE_COLUMNS, *_POINT_COLUMNS)
+        .where(*where, RunPrediction.start_time_ms < since)
+        .order_by(RunPrediction.start_time_ms.desc())
+        .limit(rolling.RESIDUAL_RUNS)
+    ).all()
+    older: list[Any] = []
+    if len(recent) == rolling.RESIDUAL_RUNS:
+        older = list(
+            session.execute(
+                select(*_BASE_COLUMNS)
+                .where(*where, RunPrediction.start_time_ms < since)
+                .order_by(RunPrediction.start_time_ms.desc())
+                .offset(rolling.RESIDUAL_RUNS)
+                .limit(HISTORY - rolling.RESIDUAL_RUNS)
+            ).all()
+        )
+    after = session.execute(
+        select(*_BASE_COLUMNS, RunPrediction.features)
+        .where(*where, RunPrediction.start_time_ms >= since)
+        .order_by(RunPrediction.start_time_ms)
+    ).all()
+    out = [_stored_run(r) for r in reversed(older)]
+    row: Any
+    for row in reversed(recent):
+        cands, fcs, model, expected, low, high, n_train = row[6:]
+        forecasts = dict(fcs or {})
+        fmodel = str(forecasts.pop("_model", ""))
+        point = Point(dict(cands or {}), model, expected, low, high, n_train, forecasts, fmodel)
+        out.append(_stored_run(row, point=point))
+    out.extend(_stored_run(r, features=RunFeatures.from_json(r[6])) for r in after)
+    return out
+
+
+def _stored_run(row: Any, **extra: Any) -> StoredRun:
+    pk, start, duration, good, fetched, vector = row[:6]
+    return StoredRun(pk, start, duration, good, fetched, vector, **extra)
+
+
+def earlier_features(session: Session, runs: list[StoredRun], i: int) -> list[RunFeatures]:
+    """Features of the latest five successful runs before run ``i`` (for the causes)."""
+    chosen = [r for r in runs[:i] if r.good][-5:]
+    missing = [r.pk for r in chosen if r.features is None]
+    if missing:
+        stored: dict[int, Any] = dict(
+            session.execute(
+                select(RunPrediction.application_id, RunPrediction.features).where(
+                    RunPrediction.application_id.in_(missing)
+                )
+            ).all()
+        )
+        for r in chosen:
+            if r.features is None and r.pk in stored:
+                r.features = RunFeatures.from_json(stored[r.pk])
+    return [r.features for r in chosen if r.features is not None]
+
+
+def new_findings(session: Session, app_pk: int, previous: list[int]) -> list[str]:
+    """Heuristics that found something in this run but not in the previous successful one."""
+    if not previous:
+        return []
+    rows = session.execute(
+        select(AnalysisResult.application_id, AnalysisResult.heuristic).where(
+            AnalysisResult.application_id.in_([app_pk, *previous])
+        )
+    ).all()
+    now = {h for a, h in rows if a == app_pk}
+    before = {h for a, h in rows if a != app_pk}
+    return [f"new finding: {h}" for h in sorted(now - before)]
