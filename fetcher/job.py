@@ -56,12 +56,17 @@ from sparkscope.analysis import (
 from sparkscope.config import FetcherConfig, ServerConfig
 from sparkscope.db import is_postgres, now_ms
 from sparkscope.models import Application, FetchFailure, FetchRun
+from sparkscope.whatif import refit_after_fetch
 
 log = logging.getLogger("sparkscope.fetch")
 
 #: Key of the PostgreSQL advisory lock that serialises fetch runs on one database.
 ADVISORY_LOCK_KEY = 0x5350_4B53_434F_5045 & 0x7FFF_FFFF_FFFF_FFFF
 FAILED_TASKS_KEPT_FACTOR = 5
+#: With 21 quantiles on the 0.05 grid every task of a stage of at most 20 tasks is known exactly.
+TAIL_MIN_TASKS = 20
+TAIL_MIN_SHARE = 0.01
+TAIL_MAX_STAGES = 50
 
 
 @dataclass
@@ -202,10 +207,8 @@ def fetch_app(
             dist = parse_task_summary(summary)
             if dist is not None:
                 bundle.distributions.append({"stage_id": key[0], "attempt_id": key[1], **dist})
-    ran = [s for s in bundle.stages if s["num_tasks"] > 0]
-    top = sorted(ran, key=lambda s: s["executor_run_time_ms"], reverse=True)[: fcfg.top_stages]
     if fcfg.tasks_per_stage > 0:
-        for s in top:
+        for s in stages_for_slowest_tasks(bundle.stages, fcfg.top_stages):
             data = client.get_json(
                 endpoints.slowest_tasks(
                     app, att, s["stage_id"], s["attempt_id"], fcfg.tasks_per_stage
@@ -223,6 +226,27 @@ def fetch_app(
         bundle.merge_tasks(failed[: max(1, fcfg.tasks_per_stage) * FAILED_TASKS_KEPT_FACTOR])
         bundle.stage_executors.extend(parse_stage_executors(s["stage_id"], s["attempt_id"], data))
     return bundle
+
+
+def stages_for_slowest_tasks(stages: list[dict[str, Any]], top_k: int) -> list[dict[str, Any]]:
+    """Stage attempts whose slowest tasks are asked for: the ``top_k`` longest by executor run time
+    (for the heuristics), plus every stage whose 21-point quantiles cannot pin each task (more than
+    `TAIL_MIN_TASKS` tasks) and that holds at least `TAIL_MIN_SHARE` of the run time, up to
+    `TAIL_MAX_STAGES` of them, longest first (for the what-if simulation: a heavy tail beyond the
+    95th percentile is what quantiles miss)."""
+    ran = sorted(
+        (s for s in stages if s["num_tasks"] > 0),
+        key=lambda s: s["executor_run_time_ms"],
+        reverse=True,
+    )
+    total = sum(s["executor_run_time_ms"] for s in ran)
+    tail = [
+        s
+        for s in ran
+        if s["num_tasks"] > TAIL_MIN_TASKS and s["executor_run_time_ms"] >= TAIL_MIN_SHARE * total
+    ][:TAIL_MAX_STAGES]
+    chosen = {id(s) for s in ran[:top_k]} | {id(s) for s in tail}
+    return [s for s in ran if id(s) in chosen]
 
 
 # ------------------------------------------------------------------------------------------ run
@@ -302,6 +326,7 @@ def run_server(
         _fetch_and_load(
             factory, client, server_id, fcfg, opts, todo, redaction, registry, result, progress
         )
+        refit_after_fetch(factory, server_id, [e.name for e in todo])
     result.requests, result.bytes = client.requests, client.bytes
     result.seconds = time.perf_counter() - started
     status = "failed" if result.unreachable else ("partial" if result.failed else "ok")

@@ -13,6 +13,7 @@ import sys
 import click
 
 from fetcher.cli import dump, fetch, schedule
+from sparkscope import whatif_cli
 from sparkscope.clikit import CliState, fail_usage, pass_config, safe_url
 from sparkscope.config import Config, ConfigError
 
@@ -148,6 +149,9 @@ def analyze(config: Config, app_ids: tuple[str, ...], force: bool, workers: int)
 
 for _command in (fetch, dump, schedule):
     cli.add_command(_command)
+cli.add_command(whatif_cli.whatif)
+cli.add_command(whatif_cli.advise)
+cli.add_command(whatif_cli.whatif_fit)
 
 
 def main() -> None:

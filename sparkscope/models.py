@@ -537,3 +537,26 @@ APP_CHILD_TABLES = (
     Executor,
     EnvironmentProperty,
 )
+
+
+# --- what-if and sizing (issue 14)
+
+
+class WhatIfModel(Base):
+    """The history-calibrated duration model of one recurring application (name per server),
+    fitted at fetch/analyze time so that pages only evaluate it."""
+
+    __tablename__ = "whatif_model"
+    __table_args__ = {"comment": "history-calibrated what-if models, one per name and server"}
+
+    server_id: Mapped[int] = mapped_column(
+        ForeignKey("history_server.id", ondelete="CASCADE"),
+        primary_key=True,
+        comment="history_server.id",
+    )
+    name: Mapped[str] = mapped_column(String(1000), primary_key=True, comment="application name")
+    fitted_at_ms: Mapped[int] = mapped_column(BigInteger, comment="when fitted, epoch ms")
+    n_train: Mapped[int] = mapped_column(Integer, comment="runs it was fitted on")
+    model: Mapped[str] = mapped_column(
+        Text, comment="JSON: terms, coefficients, reference input, out-of-sample residuals"
+    )

@@ -13,3 +13,6 @@ def register_blueprints(app: Flask) -> None:
     register_filters(app)
     for module in (dashboard, search, detail, compare, history, help, api):
         app.register_blueprint(module.bp)
+    from sparkscope.views import whatif  # what-if and sizing API (issue 14)
+
+    app.register_blueprint(whatif.bp)

@@ -1,0 +1,43 @@
+"""what-if model: the history-calibrated duration model of each recurring application
+
+Revision ID: 0006
+Revises: 0003
+Create Date: 2026-11-30 20:00:00
+"""
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0006"
+down_revision: str | None = "0003"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    op.create_table(
+        "whatif_model",
+        sa.Column(
+            "server_id",
+            sa.Integer(),
+            sa.ForeignKey("history_server.id", ondelete="CASCADE"),
+            primary_key=True,
+            comment="history_server.id",
+        ),
+        sa.Column("name", sa.String(1000), primary_key=True, comment="application name"),
+        sa.Column("fitted_at_ms", sa.BigInteger(), nullable=False, comment="when fitted, epoch ms"),
+        sa.Column("n_train", sa.Integer(), nullable=False, comment="runs it was fitted on"),
+        sa.Column(
+            "model",
+            sa.Text(),
+            nullable=False,
+            comment="JSON: terms, coefficients, reference input, out-of-sample residuals",
+        ),
+        comment="history-calibrated what-if models, one per name and server",
+    )
+
+
+def downgrade() -> None:
+    op.drop_table("whatif_model")
