@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -109,19 +110,25 @@ def predict(
     scale = 1.0
     if input_bytes and base_input_bytes:
         scale = float(input_bytes) / float(base_input_bytes)
-    task_scale = cal.overheads.task_scale(executors * c, app.executors * app.cores)
+    # Under dynamic allocation no more executors run than the stages' tasks ask for: that
+    # count, not maxExecutors, is what contention, start-up and the history model see.
+    used = executors
+    if app.dynamic:
+        need = max((math.ceil(s.num_tasks * scale / c) for s in app.stages), default=1)
+        used = max(1, min(executors, need))
+    task_scale = cal.overheads.task_scale(used * c, app.executors * app.cores)
     sim = simulate(
         plan,
         executors,
         c,
         input_scale=scale,
         task_scale=task_scale,
-        startup_ms=cal.overheads.startup_ms(executors),
+        startup_ms=cal.overheads.startup_ms(used),
     )
     ws, wh = cal.weights
     value = sim.duration_ms
     if cal.history is not None and wh > 0:
-        units = executors if cal.history.slots_per_executor else executors * c
+        units = used if cal.history.slots_per_executor else used * c
         hist = cal.history.predict(units, input_bytes or base_input_bytes)
         value = ws * sim.duration_ms + wh * hist
     floor = sim.floor_ms
