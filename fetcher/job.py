@@ -57,6 +57,7 @@ from sparkscope.config import FetcherConfig, ServerConfig
 from sparkscope.db import is_postgres, now_ms
 from sparkscope.models import Application, FetchFailure, FetchRun
 from sparkscope.whatif import refit_after_fetch
+from sparkscope.whatif import store_input as store_whatif_input
 
 log = logging.getLogger("sparkscope.fetch")
 
@@ -474,6 +475,7 @@ def _load(
             # encoded for re-scoring, and scored here unless analysis is off.
             data = {app_pk: app_data(bundle)}
             store_inputs(session, data)
+            store_whatif_input(session, app_pk, bundle)
             if registry is not None:
                 score_and_store(session, data, registry)
     except SQLAlchemyError as exc:

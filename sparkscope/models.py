@@ -560,3 +560,19 @@ class WhatIfModel(Base):
     model: Mapped[str] = mapped_column(
         Text, comment="JSON: terms, coefficients, reference input, out-of-sample residuals"
     )
+
+
+class WhatIfInput(Base):
+    """The what-if input of one application (stages' task-time quantiles, totals, slowest tasks,
+    times, executors), encoded at fetch time so a what-if request reads one row."""
+
+    __tablename__ = "whatif_input"
+    __table_args__ = {"comment": "encoded what-if inputs, one row per application"}
+
+    application_id: Mapped[int] = mapped_column(
+        ForeignKey("application.id", ondelete="CASCADE"),
+        primary_key=True,
+        comment="application.id",
+    )
+    format: Mapped[str] = mapped_column(String(64), comment="encoding version")
+    data: Mapped[bytes] = mapped_column(LargeBinary, comment="zlib-compressed marshal of tuples")

@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from sparkscope.advisor.combine import Point, nearest, predict
+from sparkscope.advisor.combine import Point, nearest, predict, predict_many
 from sparkscope.advisor.simulate import build_plan
 from sparkscope.advisor.sizing import Prices, costs, default_sizes, recommend
 from sparkscope.config import PriceConfig
@@ -71,11 +71,10 @@ def app_whatif(
     target_input = base_input * input_scale if (base_input and input_scale) else None
     if input_scale and not base_input:
         raise WhatIfUnavailable("the run read no input bytes, so input_scale cannot apply")
-    points = [
-        _point_json(predict(plan, cal, n, cores, target_input, base_input), facts, prices)
-        for n in executors
-    ]
-    floor = predict(plan, cal, max(executors), cores, target_input, base_input).floor_ms
+    predicted = predict_many(plan, cal, executors, cores, target_input, base_input)
+    points = [_point_json(p, facts, prices) for p in predicted]
+    # Start-up grows with the executor count, so the floor is the lowest over the sizes asked.
+    floor = min(p.floor_ms for p in predicted)
     observed_executors = facts.executors
     if facts.dynamic:
         observed_executors = facts.max_executors or facts.executors

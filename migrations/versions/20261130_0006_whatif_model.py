@@ -1,4 +1,5 @@
-"""what-if model: the history-calibrated duration model of each recurring application
+"""what-if: the history-calibrated duration model of each recurring application, and each
+application's encoded what-if input
 
 Revision ID: 0006
 Revises: 0003
@@ -37,7 +38,23 @@ def upgrade() -> None:
         ),
         comment="history-calibrated what-if models, one per name and server",
     )
+    op.create_table(
+        "whatif_input",
+        sa.Column(
+            "application_id",
+            sa.Integer(),
+            sa.ForeignKey("application.id", ondelete="CASCADE"),
+            primary_key=True,
+            comment="application.id",
+        ),
+        sa.Column("format", sa.String(64), nullable=False, comment="encoding version"),
+        sa.Column(
+            "data", sa.LargeBinary(), nullable=False, comment="zlib-compressed marshal of tuples"
+        ),
+        comment="encoded what-if inputs, one row per application",
+    )
 
 
 def downgrade() -> None:
+    op.drop_table("whatif_input")
     op.drop_table("whatif_model")

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sparkscope.advisor.calibrate import HistoryModel, Overheads, residual_band
-from sparkscope.advisor.simulate import Plan, simulate
+from sparkscope.advisor.simulate import Plan, simulate_sizes
 
 
 @dataclass
@@ -105,6 +105,18 @@ def predict(
     base_input_bytes: float | None = None,
 ) -> Point:
     """Predicted duration of the application at ``executors`` x ``cores``."""
+    return predict_many(plan, cal, [executors], cores, input_bytes, base_input_bytes)[0]
+
+
+def predict_many(
+    plan: Plan,
+    cal: Calibration,
+    executors: Sequence[int],
+    cores: int | None = None,
+    input_bytes: float | None = None,
+    base_input_bytes: float | None = None,
+) -> list[Point]:
+    """`predict` for several executor counts (one walk of the stage graph)."""
     app = plan.app
     c = cores or app.cores or 1
     scale = 1.0
@@ -112,42 +124,44 @@ def predict(
         scale = float(input_bytes) / float(base_input_bytes)
     # Under dynamic allocation no more executors run than the stages' tasks ask for: that
     # count, not maxExecutors, is what contention, start-up and the history model see.
-    used = executors
+    used = list(executors)
     if app.dynamic:
         need = max((math.ceil(s.num_tasks * scale / c) for s in app.stages), default=1)
-        used = max(1, min(executors, need))
-    task_scale = cal.overheads.task_scale(used * c, app.executors * app.cores)
-    sim = simulate(
+        used = [max(1, min(n, need)) for n in executors]
+    sims = simulate_sizes(
         plan,
-        executors,
+        list(executors),
         c,
         input_scale=scale,
-        task_scale=task_scale,
-        startup_ms=cal.overheads.startup_ms(used),
+        task_scales=[cal.overheads.task_scale(u * c, app.executors * app.cores) for u in used],
+        startups=[cal.overheads.startup_ms(u) for u in used],
     )
     ws, wh = cal.weights
-    value = sim.duration_ms
-    if cal.history is not None and wh > 0:
-        units = used if cal.history.slots_per_executor else used * c
-        hist = cal.history.predict(units, input_bytes or base_input_bytes)
-        value = ws * sim.duration_ms + wh * hist
-    floor = sim.floor_ms
-    value = max(value, floor)
-    residuals = cal.combined_residuals or cal.sim_residuals
-    lo, hi = residual_band(residuals)
-    low = max(floor, value * (1 + lo))
-    high = max(low, value * (1 + hi))
-    slot_ms = sim.executor_core_ms if app.dynamic else value * executors * c
-    return Point(
-        executors=executors,
-        cores=c,
-        predicted_ms=value,
-        low_ms=low,
-        high_ms=high,
-        floor_ms=floor,
-        simulated_ms=sim.duration_ms,
-        slot_ms=slot_ms,
-    )
+    lo, hi = residual_band(cal.combined_residuals or cal.sim_residuals)
+    out = []
+    for n, u, sim in zip(executors, used, sims, strict=True):
+        value = sim.duration_ms
+        if cal.history is not None and wh > 0:
+            units = u if cal.history.slots_per_executor else u * c
+            hist = cal.history.predict(units, input_bytes or base_input_bytes)
+            value = ws * sim.duration_ms + wh * hist
+        floor = sim.floor_ms
+        value = max(value, floor)
+        low = max(floor, value * (1 + lo))
+        high = max(low, value * (1 + hi))
+        out.append(
+            Point(
+                executors=n,
+                cores=c,
+                predicted_ms=value,
+                low_ms=low,
+                high_ms=high,
+                floor_ms=floor,
+                simulated_ms=sim.duration_ms,
+                slot_ms=sim.executor_core_ms if app.dynamic else value * n * c,
+            )
+        )
+    return out
 
 
 def nearest(runs: Sequence[dict[str, Any]], executors: float, input_bytes: float) -> int:

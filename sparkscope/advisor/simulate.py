@@ -30,245 +30,21 @@ the total-work bound; start-up as observed. History (see calibrate) corrects wha
 from __future__ import annotations
 
 import math
-from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-#: Random order of tasks inside a stage, the same on every call.
-SEED = 20261130
+from sparkscope.advisor.stageplan import AppRun, Plan, StageRun, prepare_plan, rebuild_tasks
 
+#: Beyond this many waves a stage's body is treated as fluid work (its tail stays task by task).
+FLUID_WAVES = 8
 
-@dataclass(frozen=True)
-class StageRun:
-    """One stage attempt as observed."""
-
-    stage_id: int
-    num_tasks: int
-    run_time_ms: float  # total executor run time
-    quantiles: tuple[float, ...]  # the quantile grid, ascending
-    run_q: tuple[float, ...]  # executor run time at each quantile
-    duration_q: tuple[float, ...] = ()  # task duration at each quantile (for the overhead)
-    slowest_ms: tuple[float, ...] = ()  # executor run times of the slowest tasks
-    submitted_ms: int = 0
-    completed_ms: int = 0
-    input_bytes: int = 0
-    observed_slots: int = 0  # slots alive while it ran (0: the application's)
-
-
-@dataclass(frozen=True)
-class AppRun:
-    """One application run as observed."""
-
-    start_ms: int
-    end_ms: int
-    executors: int
-    cores: int
-    stages: tuple[StageRun, ...]
-    dynamic: bool = False
-
-
-@dataclass
-class Bucket:
-    """Stages of similar task counts, simulated together: a matrix of slot times, one row per
-    stage in a seeded random order, padded with zero-length tasks."""
-
-    index: Any  # stage indexes (numpy int array)
-    tasks: Any  # [stages, width] slot times
-    scan: Any  # bool per row: reads input (more tasks with more input, not longer ones)
-
-
-@dataclass
-class Plan:
-    """Everything about one run that does not depend on the slot count, built once."""
-
-    app: AppRun
-    order: list[int]  # stage indexes by submission
-    preds: list[list[int]]  # frontier predecessors
-    gap_ms: list[float]  # release delay after the last predecessor (or offset from start)
-    buckets: list[Bucket]
-    longest_ms: list[float]  # longest task of each stage
-    stage_adjust_ms: list[float] = field(default_factory=list)
-    tail_ms: float = 0.0
-    startup_ms: float = 0.0  # application start -> first stage submitted
-    driver_only_ms: float = 0.0
-    total_work_ms: float = 0.0
-
-
-def _interp_matrix(n: int, quantiles: tuple[float, ...]) -> tuple[Any, Any]:
-    """The linear map from values at the quantiles to n sorted task times, and which task
-    indexes the quantiles pin exactly."""
-    import numpy as np
-
-    q = np.asarray(quantiles, dtype=float)
-    idx = np.minimum(np.floor(q * n + 1e-9), n - 1)
-    # For a repeated index the later quantile counts (values are ascending).
-    keep = np.append(idx[1:] != idx[:-1], True)
-    cols = np.flatnonzero(keep)
-    xp = idx[keep]
-    m = np.zeros((n, len(q)))
-    eye = np.eye(len(cols))
-    for k, c in enumerate(cols):
-        m[:, c] = np.interp(np.arange(n, dtype=float), xp, eye[k])
-    known = np.zeros(n, dtype=bool)
-    known[xp.astype(int)] = True
-    return m, known
-
-
-def rebuild_group(stages: list[StageRun]) -> Any:
-    """Run times (ms) of every task of stages with the same task count and quantile grid, sorted
-    ascending per row: quantiles interpolated, the slowest tasks put on top, the rest scaled so
-    each stage's run time adds up to its total."""
-    import numpy as np
-
-    n = stages[0].num_tasks
-    m, known = _interp_matrix(n, stages[0].quantiles)
-    vals = np.maximum.accumulate(np.array([s.run_q for s in stages], dtype=float), axis=1)
-    times = vals @ m.T
-    known = np.broadcast_to(known, times.shape).copy()
-    for r, s in enumerate(stages):
-        if s.slowest_ms:
-            slow = np.sort(np.asarray(s.slowest_ms, dtype=float))[-n:]
-            k = len(slow)
-            slow[-1] = max(slow[-1], vals[r, -1])
-            times[r, n - k :] = slow
-            known[r, n - k :] = True
-    totals = np.array([s.run_time_ms for s in stages], dtype=float)
-    body = np.where(known, 0.0, times)
-    have = body.sum(axis=1)
-    rest = totals - np.where(known, times, 0.0).sum(axis=1)
-    factor = np.where((have > 0) & (rest > 0), rest / np.maximum(have, 1e-12), 1.0)
-    factor = np.clip(factor, 0.5, 2.0)
-    times = np.where(known, times, times * factor[:, None])
-    return np.maximum(times, 0.0)
-
-
-def rebuild_tasks(stage: StageRun) -> Any:
-    """Run times of one stage's tasks (sorted ascending)."""
-    import numpy as np
-
-    if stage.num_tasks <= 0:
-        return np.zeros(0)
-    return rebuild_group([stage])[0]
-
-
-def _overhead_ms(stage: StageRun) -> float:
-    if not stage.duration_q or not stage.run_q:
-        return 0.0
-    mid = len(stage.run_q) // 2
-    return max(0.0, float(stage.duration_q[mid]) - float(stage.run_q[mid]))
-
-
-def _dependencies(app: AppRun) -> tuple[list[list[int]], list[float]]:
-    """Frontier predecessors of each stage and its release delay (see the module docstring)."""
-    stages = app.stages
-    by_comp = sorted(range(len(stages)), key=lambda i: (stages[i].completed_ms, i))
-    comps = [stages[i].completed_ms for i in by_comp]
-    # Running maximum of submission times over the completion order: the latest-submitted
-    # dependency among those completed by a point.
-    latest_sub = []
-    cur = -(1 << 62)
-    for i in by_comp:
-        cur = max(cur, stages[i].submitted_ms)
-        latest_sub.append(cur)
-    preds: list[list[int]] = []
-    gaps: list[float] = []
-    for i, s in enumerate(stages):
-        hi = bisect_right(comps, s.submitted_ms)
-        deps = [j for j in by_comp[max(0, hi - 64) : hi] if j != i]
-        if hi == 0 or not deps:
-            preds.append([])
-            gaps.append(float(max(0, s.submitted_ms - app.start_ms)))
-            continue
-        # A dependency that completed before another dependency was submitted is reached
-        # through that one: keep those completed after the latest dependency's submission.
-        lo = bisect_right(comps, latest_sub[hi - 1], 0, hi)
-        front = [j for j in by_comp[lo:hi] if j != i] or [by_comp[hi - 1]]
-        last = max(stages[j].completed_ms for j in front)
-        preds.append(front)
-        gaps.append(float(max(0, s.submitted_ms - last)))
-    return preds, gaps
-
-
-def build_plan(app: AppRun) -> Plan:
-    """Order, dependencies, gaps and task matrices of a run (independent of N)."""
-    import numpy as np
-
-    stages = app.stages
-    order = sorted(range(len(stages)), key=lambda i: (stages[i].submitted_ms, stages[i].stage_id))
-    preds, gaps = _dependencies(app)
-    groups: dict[tuple[int, tuple[float, ...]], list[int]] = {}
-    for i, s in enumerate(stages):
-        if s.num_tasks > 0:
-            groups.setdefault((s.num_tasks, s.quantiles), []).append(i)
-    rows: dict[int, Any] = {}
-    for (_n, _q), idx in groups.items():
-        times = rebuild_group([stages[i] for i in idx])
-        for k, i in enumerate(idx):
-            rows[i] = times[k] + _overhead_ms(stages[i])
-    rng = np.random.default_rng(SEED)
-    by_width: dict[int, list[int]] = {}
-    for i in rows:
-        by_width.setdefault(1 << max(0, (stages[i].num_tasks - 1).bit_length()), []).append(i)
-    buckets = []
-    for width, idx in sorted(by_width.items()):
-        mat = np.zeros((len(idx), width))
-        for k, i in enumerate(idx):
-            r = rows[i]
-            mat[k, : len(r)] = r
-        mat[:, :] = rng.permuted(mat, axis=1)
-        buckets.append(
-            Bucket(
-                index=np.asarray(idx, dtype=int),
-                tasks=mat,
-                scan=np.array([stages[i].input_bytes > 0 for i in idx], dtype=bool),
-            )
-        )
-    longest = [float(rows[i].max()) if i in rows else 0.0 for i in range(len(stages))]
-    last_end = max((s.completed_ms for s in stages), default=app.start_ms)
-    plan = Plan(
-        app=app,
-        order=order,
-        preds=preds,
-        gap_ms=gaps,
-        buckets=buckets,
-        longest_ms=longest,
-        tail_ms=float(max(0, app.end_ms - last_end)),
-        total_work_ms=float(sum(float(b.tasks.sum()) for b in buckets)),
-    )
-    plan.driver_only_ms = _driver_only(app)
-    plan.startup_ms = min((g for g, p in zip(gaps, preds, strict=True) if not p), default=0.0)
-    observed = max(1, app.executors * app.cores)
-    slots = [s.observed_slots or observed for s in stages]
-    spans = makespans(plan, slots)
-    plan.stage_adjust_ms = [
-        max(float(max(0, s.completed_ms - s.submitted_ms)) - spans[i], -0.5 * spans[i])
-        for i, s in enumerate(stages)
-    ]
-    return plan
-
-
-def _driver_only(app: AppRun) -> float:
-    """Application time covered by no stage (start-up, driver work, gaps)."""
-    spans = sorted((s.submitted_ms, s.completed_ms) for s in app.stages)
-    covered = 0
-    cur_a: int | None = None
-    cur_b = 0
-    for a, b in spans:
-        if cur_a is None or a > cur_b:
-            if cur_a is not None:
-                covered += cur_b - cur_a
-            cur_a, cur_b = a, b
-        else:
-            cur_b = max(cur_b, b)
-    if cur_a is not None:
-        covered += cur_b - cur_a
-    return float(max(0, app.end_ms - app.start_ms - covered))
+__all__ = ["AppRun", "Plan", "SimResult", "StageRun", "build_plan", "rebuild_tasks", "simulate"]
 
 
 def _waves(tasks: Any, slots: int) -> Any:
     """Makespan of each row's tasks (in order) on ``slots`` idle slots: each wave of ``slots``
-    tasks goes to the slots that free first. Rows with more than 64 waves keep all but their
-    last two waves as fluid work spread evenly over the slots."""
+    tasks goes to the slots that free first. Rows with more than `FLUID_WAVES` waves keep all
+    but their last two waves as fluid work spread evenly over the slots."""
     import numpy as np
 
     rows, width = tasks.shape
@@ -276,7 +52,7 @@ def _waves(tasks: Any, slots: int) -> Any:
         return tasks.sum(axis=1)
     if width <= slots:
         return tasks.max(axis=1)
-    if math.ceil(width / slots) > 64:
+    if math.ceil(width / slots) > FLUID_WAVES:
         tail = tasks[:, -2 * slots :]
         free = np.repeat(tasks[:, : -2 * slots].sum(axis=1, keepdims=True) / slots, slots, axis=1)
     else:
@@ -364,6 +140,20 @@ class SimResult:
     executor_core_ms: float  # slot-time held by executors (for cost)
 
 
+def build_plan(app: AppRun) -> Plan:
+    """The plan of a run, each stage keeping what its observed wall time adds to its simulation
+    at the observed slot count (stage scheduling, shuffle registration)."""
+    plan = prepare_plan(app)
+    observed = max(1, app.executors * app.cores)
+    slots = [s.observed_slots or observed for s in app.stages]
+    spans = makespans(plan, slots)
+    plan.stage_adjust_ms = [
+        max(float(max(0, s.completed_ms - s.submitted_ms)) - spans[i], -0.5 * spans[i])
+        for i, s in enumerate(app.stages)
+    ]
+    return plan
+
+
 def simulate(
     plan: Plan,
     executors: int,
@@ -378,45 +168,76 @@ def simulate(
     ``startup_ms`` replaces the observed time before the first stage (start-up of that many
     executors, learnt from history); the defaults keep the run as observed.
     """
+    return simulate_sizes(plan, [executors], cores, input_scale, [task_scale], [startup_ms])[0]
+
+
+def simulate_sizes(
+    plan: Plan,
+    executors: list[int],
+    cores: int | None = None,
+    input_scale: float = 1.0,
+    task_scales: list[float] | None = None,
+    startups: list[float | None] | None = None,
+) -> list[SimResult]:
+    """`simulate` for several executor counts at once: the stage graph is walked once with a
+    vector of finish times (one per size)."""
+    import numpy as np
+
     app = plan.app
     stages = app.stages
+    k = len(executors)
     c = cores or app.cores or 1
-    shift = 0.0 if startup_ms is None else startup_ms - plan.startup_ms
-    if app.dynamic:
-        slots: list[int] | int = [slots_for(app, executors, c, s) for s in stages]
-    else:
-        slots = max(1, executors * c)
-    spans = makespans(plan, slots, input_scale, task_scale)
-    long_scale = task_scale * (input_scale if input_scale > 1 else 1.0)
-    finish = [0.0] * len(stages)
-    chain = [0.0] * len(stages)
-    adjust = plan.stage_adjust_ms
-    gaps = plan.gap_ms
-    slot_time = 0.0
-    for i in plan.order:
-        span = max(0.0, spans[i] + adjust[i])
-        p = plan.preds[i]
-        if p:
-            release = max(finish[j] for j in p) + gaps[i]
-            ready = max(chain[j] for j in p) + gaps[i]
-        else:
-            release = max(0.0, gaps[i] + shift)
-            ready = release
-        finish[i] = release + span
-        chain[i] = ready + plan.longest_ms[i] * (
-            long_scale if not stages[i].input_bytes else task_scale
-        )
+    scales = np.asarray(task_scales if task_scales is not None else [1.0] * k, dtype=float)
+    shifts = np.array([0.0 if s is None else s - plan.startup_ms for s in (startups or [None] * k)])
+    spans = np.zeros((len(stages), k))
+    slots_used: list[Any] = []
+    for j, n in enumerate(executors):
         if app.dynamic:
-            slot_time += span * slots[i]  # type: ignore[index]
-    end = max(finish, default=0.0) + plan.tail_ms
-    floor = max(chain, default=0.0) + plan.tail_ms
-    work = plan.total_work_ms * input_scale * task_scale
-    bound = plan.driver_only_ms + shift + work / max(1, executors * c)
-    duration = max(end, bound, floor)
-    if not app.dynamic:
-        slot_time = duration * executors * c
-    # Under dynamic allocation idle executors are released: only the stages' slot time counts.
-    return SimResult(duration_ms=duration, floor_ms=floor, executor_core_ms=slot_time)
+            slots: list[int] | int = [slots_for(app, n, c, s) for s in stages]
+            slots_used.append(np.asarray(slots, dtype=float))
+        else:
+            slots = max(1, n * c)
+        spans[:, j] = makespans(plan, slots, input_scale, float(scales[j]))
+    spans = np.maximum(spans + np.asarray(plan.stage_adjust_ms)[:, None], 0.0)
+    long_scale = np.array(
+        [
+            plan.longest_ms[i] * (input_scale if input_scale > 1 and not s.input_bytes else 1.0)
+            for i, s in enumerate(stages)
+        ]
+    )
+    finish = np.zeros((len(stages), k))
+    chain = np.zeros((len(stages), k))
+    gaps = np.asarray(plan.gap_ms)
+    for head, tail in plan.segments:
+        p = plan.preds[head]
+        if not p:
+            release = np.maximum(gaps[head] + shifts, 0.0)
+            ready = release
+        else:
+            release = finish[p].max(axis=0) + gaps[head]
+            ready = chain[p].max(axis=0) + gaps[head]
+        finish[head] = release + spans[head]
+        chain[head] = ready + long_scale[head] * scales
+        if tail:
+            # A chain of stages each waiting for the one before: cumulative sums.
+            finish[tail] = finish[head] + np.cumsum(gaps[tail][:, None] + spans[tail], axis=0)
+            chain[tail] = chain[head] + np.cumsum(
+                gaps[tail][:, None] + long_scale[tail][:, None] * scales, axis=0
+            )
+    end = (finish.max(axis=0) if len(stages) else np.zeros(k)) + plan.tail_ms
+    floor = (chain.max(axis=0) if len(stages) else np.zeros(k)) + plan.tail_ms
+    total_slots = np.array([max(1, n * c) for n in executors], dtype=float)
+    bound = plan.driver_only_ms + shifts + plan.total_work_ms * input_scale * scales / total_slots
+    duration = np.maximum(np.maximum(end, bound), floor)
+    out = []
+    for j in range(k):
+        if app.dynamic:
+            # Idle executors are released: only the stages' slot time counts.
+            held = float((spans[:, j] * slots_used[j]).sum())
+        else:
+            held = float(duration[j] * total_slots[j])
+        out.append(SimResult(float(duration[j]), float(floor[j]), held))
+    return out
 
 
 def floor_ms(plan: Plan, input_scale: float = 1.0) -> float:

@@ -13,7 +13,13 @@ from sqlalchemy.orm import Session
 
 from sparkscope.app import create_app
 from sparkscope.config import parse_config
-from sparkscope.models import Application, EnvironmentProperty, Stage, StageTaskDistribution
+from sparkscope.models import (
+    Application,
+    EnvironmentProperty,
+    Stage,
+    StageTaskDistribution,
+    WhatIfInput,
+)
 
 CHURN_8X = "app-20261130184609-0000"  # churn_model_training, 2x input, 8 executors, 69.2 s
 NIGHTLY = "nightly_feature_build"
@@ -203,15 +209,32 @@ def test_missing_data_is_422_with_the_reason(fresh_corpus_url: str, case: str) -
             delete(StageTaskDistribution).where(StageTaskDistribution.application_id == pk),
         )
         reason = "no task-time distribution"
+    # As fetched before the encoded input existed: read from the tables just changed.
+    _change(fresh_corpus_url, delete(WhatIfInput).where(WhatIfInput.application_id == pk))
     r = make(fresh_corpus_url).test_client().get(f"/api/apps/{CHURN_8X}/whatif")
     assert r.status_code == 422
     assert reason in r.get_json()["message"]
+
+
+def test_stored_input_and_tables_give_the_same_run(corpus_url: str) -> None:
+    from sparkscope.whatif import gather, load_run
+    from sparkscope.whatif_input import build
+
+    engine = create_engine(corpus_url)
+    with Session(engine) as session:
+        app = session.query(Application).filter(Application.app_id == CHURN_8X).one()
+        stored, facts = load_run(session, app)
+        from_tables, facts2 = build(gather(session, app))
+    engine.dispose()
+    assert stored == from_tables and facts == facts2
+    assert len(stored.stages) == 8 and all(s.slowest_ms for s in stored.stages)
 
 
 def test_dynamic_allocation_sizes_max_executors(fresh_corpus_url: str) -> None:
     pk = _pk(fresh_corpus_url)
     engine = create_engine(fresh_corpus_url)
     with Session(engine) as session, session.begin():
+        session.execute(delete(WhatIfInput).where(WhatIfInput.application_id == pk))
         for k, v in (
             ("spark.dynamicAllocation.enabled", "true"),
             ("spark.dynamicAllocation.maxExecutors", "10"),
