@@ -33,7 +33,7 @@ def prices_of(cfg: PriceConfig | None) -> Prices:
 
 
 def _point_json(p: Point, facts: RunFacts, prices: Prices) -> dict[str, Any]:
-    core_hours, gb_hours, money = costs(
+    core_hours, _gb_hours, money = costs(
         p.predicted_ms,
         p.slot_ms,
         p.cores,
@@ -49,7 +49,6 @@ def _point_json(p: Point, facts: RunFacts, prices: Prices) -> dict[str, Any]:
         "low_ms": round(p.low_ms),
         "high_ms": round(p.high_ms),
         "core_hours": round(core_hours, 6),
-        "gb_hours": round(gb_hours, 6),
         "cost": None if money is None else round(money, 6),
     }
 
@@ -84,14 +83,11 @@ def app_whatif(
             "executors": observed_executors,
             "cores": facts.cores,
             "duration_ms": facts.duration_ms,
-            "input_bytes": facts.input_bytes,
-            "dynamic_allocation": facts.dynamic,
         },
         "points": points,
         "floor_ms": round(floor),
         "model": cal.describe()
-        + (" ; executors = maxExecutors (dynamic allocation)" if facts.dynamic else ""),
-        "currency": prices.currency if prices.priced else None,
+        + ("; dynamic allocation: executors = maxExecutors" if facts.dynamic else ""),
     }
 
 
@@ -152,17 +148,9 @@ def advise(
     return {
         "name": name,
         "deadline_ms": deadline_ms,
-        "input_bytes": round(want_input) if want_input else None,
         "recommended": recommended,
-        "message": None
-        if best is not None
-        else (
-            f"no size among those asked meets the deadline; the floor (longest chain of stages"
-            f" + driver-only time) is {floor / 1000:.1f} s"
-        ),
         "floor_ms": round(floor),
         "curve": points,
         "model": cal.describe(),
         "n_train": len(runs),
-        "currency": prices.currency if prices.priced else None,
     }

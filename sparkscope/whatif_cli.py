@@ -29,6 +29,11 @@ def _curve_table(points: list[dict[str, Any]], currency: str | None) -> None:
         click.echo(line)
 
 
+def _currency(config: Config) -> str | None:
+    priced = config.prices.core_hour is not None or config.prices.gb_hour is not None
+    return config.prices.currency if priced else None
+
+
 def _session(config: Config) -> Any:
     from sparkscope.db import make_engine, make_sessionmaker
 
@@ -86,7 +91,7 @@ def whatif(
         f" {_seconds(obs['duration_ms'])}; floor {_seconds(body['floor_ms'])}"
     )
     click.echo(f"model: {body['model']}")
-    _curve_table(body["points"], body["currency"])
+    _curve_table(body["points"], _currency(config))
 
 
 @click.command()
@@ -139,16 +144,20 @@ def advise(
         return
     rec = body["recommended"]
     if rec is None:
-        click.echo(f"nothing meets {_seconds(deadline_ms)}: {body['message']}")
+        click.echo(
+            f"nothing meets {_seconds(deadline_ms)}: no size asked finishes in time with its upper"
+            f" bound; the floor (longest chain of stages + driver-only time) is"
+            f" {_seconds(body['floor_ms'])}"
+        )
     else:
-        money = f", {rec['cost']:.4f} {body['currency']}" if rec["cost"] is not None else ""
+        money = f", {rec['cost']:.4f} {_currency(config)}" if rec["cost"] is not None else ""
         click.echo(
             f"recommended: {rec['executors']} executors x {rec['cores']} cores, predicted"
             f" {_seconds(rec['predicted_ms'])} (at most {_seconds(rec['high_ms'])}),"
             f" {rec['core_hours']:.4f} core-hours{money}"
         )
     click.echo(f"model: {body['model']} ({body['n_train']} runs)")
-    _curve_table(body["curve"], body["currency"])
+    _curve_table(body["curve"], _currency(config))
     if rec is None:
         sys.exit(EXIT_SOME_FAILED)
 

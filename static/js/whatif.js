@@ -46,6 +46,12 @@
     return best && best.p;
   }
 
+  // Prices are configured when the server answered with money.
+  function currencyOf(container, points) {
+    var priced = points.some(function (p) { return p.cost !== null && p.cost !== undefined; });
+    return priced ? container.getAttribute("data-currency") || "" : null;
+  }
+
   function draw(div, points, opts) {
     var xs = points.map(function (p) { return p.executors; });
     var secs = function (key) { return points.map(function (p) { return p[key] / 1000; }); };
@@ -122,12 +128,12 @@
         recText.textContent = "Deadline: “" + deadlineText + "” is not a duration; use e.g. 90s, 30m, 2h or 45000ms.";
       } else {
         var rec = deadlineMs ? recommend(last.points, deadlineMs) : null;
-        recText.textContent = recommendationText(rec, deadlineMs, last.floor_ms, last.currency);
+        recText.textContent = recommendationText(rec, deadlineMs, last.floor_ms, currencyOf(section, last.points));
         recText.setAttribute("data-recommended", rec ? String(rec.executors) : "");
       }
       var recommended = deadlineMs ? recommend(last.points, deadlineMs) : null;
       return loadPlotly(section.getAttribute("data-plotly-src")).then(function () {
-        return draw(chart, last.points, { observed: last.observed, currency: last.currency, deadlineMs: deadlineMs, recommended: recommended });
+        return draw(chart, last.points, { observed: last.observed, currency: currencyOf(section, last.points), deadlineMs: deadlineMs, recommended: recommended });
       });
     };
 
@@ -179,11 +185,12 @@
       if (inputBytes) params.set("input_bytes", inputBytes);
       sStatus.textContent = "Sizing…";
       getJson(sizing.getAttribute("data-advise-url") + "?" + params.toString()).then(function (body) {
-        sStatus.textContent = recommendationText(body.recommended, body.deadline_ms, body.floor_ms, body.currency) +
+        var cur = currencyOf(sizing, body.curve);
+        sStatus.textContent = recommendationText(body.recommended, body.deadline_ms, body.floor_ms, cur) +
           " Model: " + body.model + " (" + body.n_train + " runs).";
         sStatus.setAttribute("data-recommended", body.recommended ? String(body.recommended.executors) : "");
         return loadPlotly(sizing.getAttribute("data-plotly-src")).then(function () {
-          return draw(sChart, body.curve, { currency: body.currency, deadlineMs: body.deadline_ms, recommended: body.recommended });
+          return draw(sChart, body.curve, { currency: cur, deadlineMs: body.deadline_ms, recommended: body.recommended });
         });
       }).catch(function (err) {
         sStatus.textContent = "Cannot size: " + err.message;

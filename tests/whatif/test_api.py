@@ -42,19 +42,13 @@ def test_whatif_shape_and_values(client: FlaskClient) -> None:
     r = client.get(f"/api/apps/{CHURN_8X}/whatif?executors=1,2,4,8")
     assert r.status_code == 200
     body = r.get_json()
-    assert set(body) >= {"app_id", "observed", "points", "floor_ms", "model"}
+    assert set(body) == {"app_id", "observed", "points", "floor_ms", "model"}
     assert body["app_id"] == CHURN_8X
-    assert body["observed"] == {
-        "executors": 8,
-        "cores": 1,
-        "duration_ms": 69243,
-        "input_bytes": 19036620,
-        "dynamic_allocation": False,
-    }
+    assert body["observed"] == {"executors": 8, "cores": 1, "duration_ms": 69243}
     pts = body["points"]
     assert [p["executors"] for p in pts] == [1, 2, 4, 8]
     for p in pts:
-        assert set(p) >= {
+        assert set(p) == {
             "executors",
             "cores",
             "predicted_ms",
@@ -125,7 +119,7 @@ def test_bad_advise_parameters_are_400(client: FlaskClient, query: str, param: s
 
 def test_advise_recommends_the_cheapest_size_meeting_the_deadline(client: FlaskClient) -> None:
     body = client.get(f"/api/advise?name={NIGHTLY}&deadline=45s").get_json()
-    assert set(body) >= {
+    assert set(body) == {
         "name",
         "deadline_ms",
         "recommended",
@@ -154,7 +148,6 @@ def test_deadline_below_the_floor_says_so(client: FlaskClient) -> None:
     body = client.get(f"/api/advise?name={NIGHTLY}&deadline=2s&executors=1,2,4,8").get_json()
     assert body["recommended"] is None
     assert body["floor_ms"] > 2000
-    assert "floor" in body["message"]
     assert [p["executors"] for p in body["curve"]] == [1, 2, 4, 8]
 
 
@@ -166,8 +159,13 @@ def test_prices_turn_hours_into_money(corpus_url: str) -> None:
     c = make(corpus_url, {"core_hour": 0.05, "gb_hour": 0.01, "currency": "EUR"}).test_client()
     body = c.get(f"/api/apps/{CHURN_8X}/whatif?executors=2").get_json()
     p = body["points"][0]
-    assert body["currency"] == "EUR"
-    assert p["cost"] == pytest.approx(p["core_hours"] * 0.05 + p["gb_hours"] * 0.01, rel=1e-4)
+    # Core-hours (driver included) at 0.05 plus GB-hours at 0.01: 2 executors of 1 GiB + 384 MiB
+    # overhead and the driver's 1 GiB + 384 MiB, over the predicted duration.
+    hours = p["predicted_ms"] / 3_600_000
+    gb_hours = (2 + 1) * (1 + 384 / 1024) * hours
+    assert p["cost"] == pytest.approx(p["core_hours"] * 0.05 + gb_hours * 0.01, rel=1e-3)
+    page = c.get(f"/apps/{CHURN_8X}").get_data(as_text=True)
+    assert 'data-currency="EUR"' in page
 
 
 def _change(url: str, *statements: Any) -> None:
@@ -247,7 +245,6 @@ def test_dynamic_allocation_sizes_max_executors(fresh_corpus_url: str) -> None:
         .get(f"/api/apps/{CHURN_8X}/whatif?executors=8,64,128")
         .get_json()
     )
-    assert body["observed"]["dynamic_allocation"] is True
     assert body["observed"]["executors"] == 10  # maxExecutors
     assert "maxExecutors" in body["model"]
     by_n = {p["executors"]: p for p in body["points"]}
