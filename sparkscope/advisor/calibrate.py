@@ -210,11 +210,11 @@ class Overheads:
 
 def _line(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float] | None:
     """Non-negative a, b of y = a + b·x; None with fewer than two distinct x."""
+    if len(set(xs)) < 2:
+        return None
     import numpy as np
     from scipy.optimize import nnls
 
-    if len(set(xs)) < 2:
-        return None
     a = np.column_stack([np.ones(len(xs)), np.asarray(xs, dtype=float)])
     y = np.asarray(ys, dtype=float)
     w = 1.0 / np.maximum(np.abs(y), 1e-12)

@@ -112,7 +112,7 @@
 
   // ---------------------------------------------------------------- application page
   var section = document.getElementById("whatif");
-  if (section) {
+  if (section && section.getAttribute("data-whatif-url")) {
     var form = document.getElementById("whatif-form");
     var status = document.getElementById("whatif-status");
     var chart = document.getElementById("whatif-chart");
@@ -159,7 +159,15 @@
 
     form.addEventListener("submit", function (e) { e.preventDefault(); run(); });
     document.getElementById("whatif-deadline").addEventListener("input", function () { render(); });
-    run();
+    // Asked for when the section is opened, not with the page.
+    var details = document.getElementById("whatif-details");
+    var started = false;
+    var start = function () {
+      if (details.open && !started) { started = true; run(); }
+    };
+    details.addEventListener("toggle", start);
+    if (window.location.hash === "#whatif") details.open = true;
+    start();
   }
 
   // ---------------------------------------------------------------- history page

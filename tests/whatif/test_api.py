@@ -199,6 +199,7 @@ def test_missing_data_is_422_with_the_reason(fresh_corpus_url: str, case: str) -
             update(Stage)
             .where(Stage.application_id == pk, Stage.stage_id == 3)
             .values(status="FAILED"),
+            update(Application).where(Application.id == pk).values(num_failed_stages=1),
         )
         reason = "failed stage"
     else:
@@ -209,9 +210,14 @@ def test_missing_data_is_422_with_the_reason(fresh_corpus_url: str, case: str) -
         reason = "no task-time distribution"
     # As fetched before the encoded input existed: read from the tables just changed.
     _change(fresh_corpus_url, delete(WhatIfInput).where(WhatIfInput.application_id == pk))
-    r = make(fresh_corpus_url).test_client().get(f"/api/apps/{CHURN_8X}/whatif")
+    client = make(fresh_corpus_url).test_client()
+    r = client.get(f"/api/apps/{CHURN_8X}/whatif")
     assert r.status_code == 422
     assert reason in r.get_json()["message"]
+    if case != "no_distributions":
+        # The page says why from the application row, without asking the API.
+        page = client.get(f"/apps/{CHURN_8X}").get_data(as_text=True)
+        assert "data-whatif-url" not in page and reason in page
 
 
 def test_stored_input_and_tables_give_the_same_run(corpus_url: str) -> None:

@@ -53,6 +53,9 @@ def test_what_if_chart_and_deadline(browser, base_url: str) -> None:  # type: ig
     page.on("pageerror", lambda exc: errors.append(str(exc)))
 
     page.goto(f"{base_url}/apps/{CHURN_8X}")
+    # Nothing is asked for until the section is opened.
+    assert page.locator("#whatif-status").text_content() == "Predicting…"
+    page.click("#whatif-details summary")
     chart = page.locator("#whatif-chart[data-ready='1']")
     chart.wait_for(timeout=30_000)
     # Band (2 traces), prediction, cost, observed run.
