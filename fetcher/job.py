@@ -46,6 +46,8 @@ from sparkscope.config import FetcherConfig, ServerConfig
 from sparkscope.db import now_ms
 from sparkscope.models import FetchRun
 from sparkscope.predictions import refresh_after_fetch
+from sparkscope.whatif import refit_after_fetch
+from sparkscope.whatif import store_input as store_whatif_input
 
 __all__ = [
     "ADVISORY_LOCK_KEY",
@@ -63,6 +65,10 @@ __all__ = [
 log = logging.getLogger("sparkscope.fetch")
 
 FAILED_TASKS_KEPT_FACTOR = 5
+#: With 21 quantiles on the 0.05 grid every task of a stage of at most 20 tasks is known exactly.
+TAIL_MIN_TASKS = 20
+TAIL_MIN_SHARE = 0.01
+TAIL_MAX_STAGES = 50
 
 
 @dataclass
@@ -127,7 +133,7 @@ def fetch_app(
             if dist is not None:
                 bundle.distributions.append({"stage_id": key[0], "attempt_id": key[1], **dist})
     if fcfg.tasks_per_stage > 0:
-        for s in stages_for_slowest_tasks(bundle.stages, fcfg):
+        for s in stages_for_slowest_tasks(bundle.stages, fcfg.top_stages):
             data = client.get_json(
                 endpoints.slowest_tasks(
                     app, att, s["stage_id"], s["attempt_id"], fcfg.tasks_per_stage
@@ -147,12 +153,25 @@ def fetch_app(
     return bundle
 
 
-def stages_for_slowest_tasks(
-    stages: list[dict[str, Any]], fcfg: FetcherConfig
-) -> list[dict[str, Any]]:
-    """The stages whose slowest tasks are fetched: the K longest by executor run time."""
-    ran = [s for s in stages if s["num_tasks"] > 0]
-    return sorted(ran, key=lambda s: s["executor_run_time_ms"], reverse=True)[: fcfg.top_stages]
+def stages_for_slowest_tasks(stages: list[dict[str, Any]], top_k: int) -> list[dict[str, Any]]:
+    """Stage attempts whose slowest tasks are asked for: the ``top_k`` longest by executor run time
+    (for the heuristics), plus every stage whose 21-point quantiles cannot pin each task (more than
+    `TAIL_MIN_TASKS` tasks) and that holds at least `TAIL_MIN_SHARE` of the run time, up to
+    `TAIL_MAX_STAGES` of them, longest first (for the what-if simulation: a heavy tail beyond the
+    95th percentile is what quantiles miss)."""
+    ran = sorted(
+        (s for s in stages if s["num_tasks"] > 0),
+        key=lambda s: s["executor_run_time_ms"],
+        reverse=True,
+    )
+    total = sum(s["executor_run_time_ms"] for s in ran)
+    tail = [
+        s
+        for s in ran
+        if s["num_tasks"] > TAIL_MIN_TASKS and s["executor_run_time_ms"] >= TAIL_MIN_SHARE * total
+    ][:TAIL_MAX_STAGES]
+    chosen = {id(s) for s in ran[:top_k]} | {id(s) for s in tail}
+    return [s for s in ran if id(s) in chosen]
 
 
 # ------------------------------------------------------------------------------------------ run
@@ -195,6 +214,7 @@ def run_server(
             factory, client, server_id, fcfg, opts, todo, redaction, registry, result, progress
         )
         refresh_after_fetch(factory, server_id)
+        refit_after_fetch(factory, server_id, [e.name for e in todo.todo])
     except BaseException as exc:
         crashed = f"interrupted: {type(exc).__name__}: {exc}"[:2000]
         raise
@@ -294,6 +314,7 @@ def _load(
             # encoded for re-scoring, and scored here unless analysis is off.
             data = {app_pk: app_data(bundle)}
             store_inputs(session, data)
+            store_whatif_input(session, app_pk, bundle)
             if registry is not None:
                 score_and_store(session, data, registry)
             watermark.apply(session, server_id, advance)

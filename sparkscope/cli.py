@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from fetcher.cli import dump, fetch, schedule
+from sparkscope import whatif_cli
 from sparkscope.clikit import EXIT_SOME_FAILED, CliState, fail_usage, pass_config, safe_url
 from sparkscope.config import Config, ConfigError
 from sparkscope.predict_cli import backtest
@@ -176,6 +177,9 @@ def _unknown_app_ids(factory: Any, app_ids: tuple[str, ...]) -> list[str]:
 for _command in (fetch, dump, schedule):
     cli.add_command(_command)
 cli.add_command(backtest)
+cli.add_command(whatif_cli.whatif)
+cli.add_command(whatif_cli.advise)
+cli.add_command(whatif_cli.whatif_fit)
 
 
 def main() -> None:

@@ -6,7 +6,7 @@ core-hours. The upgrade fills it from the stored applications; from then on the 
 analysis keep it up to date (sparkscope.summary).
 
 Revision ID: 0007
-Revises: 0005
+Revises: 0006
 Create Date: 2026-11-30 20:00:00
 """
 
@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0007"
-down_revision: str | None = "0005"
+down_revision: str | None = "0006"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

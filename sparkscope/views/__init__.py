@@ -17,3 +17,6 @@ def register_blueprints(app: Flask) -> None:
     app.context_processor(config_error_context)  # the banner on every page, none can forget it
     for module in (dashboard, search, detail, compare, history, help, api):
         app.register_blueprint(module.bp)
+    from sparkscope.views import whatif  # what-if and sizing API (issue 14)
+
+    app.register_blueprint(whatif.bp)

@@ -108,6 +108,8 @@ def _urls(app: Flask, engine: Engine) -> list[str]:
         pinned = urlencode({"server": server, "attempt": attempt or ""})
         urls += [f"/apps/{app_id}?{pinned}", f"/api/apps/{app_id}?{pinned}"]
         urls += [f"/apps/{app_id}?{pinned}&stages=all&findings_sort=impact"]
+        urls += [f"/api/apps/{app_id}/whatif?{pinned}&executors=1,2,4&input_scale=2"]
+        urls += [f"/api/advise?{urlencode({'name': name, 'deadline': '30m', 'server': server})}"]
         urls += [
             f"/history?{urlencode({'name': name})}",
             f"/api/history?{urlencode({'name': name})}",
@@ -123,6 +125,7 @@ def _urls(app: Flask, engine: Engine) -> list[str]:
     # Errors: unknown, ambiguous (two servers), missing parameters.
     urls += ["/apps/nope", "/api/apps/nope", "/apps/app-dup", "/api/apps/app-dup"]
     urls += ["/api/compare?left=app-001", "/api/history", "/compare?left=nope&right=app-001"]
+    urls += ["/api/apps/nope/whatif", "/api/advise?name=nope&deadline=1h", "/api/advise?name=x"]
     return urls
 
 

@@ -1,0 +1,228 @@
+"""One prediction from the simulation and the history-calibrated model, with its interval.
+
+- The simulation replays a base run at the asked size; when the application has history, its
+  task times are scaled by the contention and its start-up replaced by the start-up that history
+  shows for that size (`calibrate.Overheads`).
+- The history model (`calibrate.HistoryModel`, Ernest/OptEx form) predicts from size and input.
+- Both are weighted by the inverse of their mean squared leave-one-out relative error over the
+  application's runs, so the one that has predicted this application better counts more.
+- The interval is the prediction scaled by the combined leave-one-out residuals (10th-90th
+  percentile); no history, no interval (the band collapses onto the prediction).
+- Nothing is predicted below the floor: the longest chain of stages (each as long as its longest
+  task) plus the driver-only time.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sparkscope.advisor.calibrate import HistoryModel, Overheads, residual_band
+from sparkscope.advisor.simulate import Plan, simulate_sizes
+
+
+@dataclass
+class Calibration:
+    """What history adds to a simulation (stored per application name; fitted at fetch time)."""
+
+    overheads: Overheads = field(default_factory=Overheads)
+    history: HistoryModel | None = None
+    sim_residuals: tuple[float, ...] = ()
+    combined_residuals: tuple[float, ...] = ()
+    n_train: int = 0
+
+    @property
+    def weights(self) -> tuple[float, float]:
+        """(simulation, history) weights."""
+        if self.history is None or not self.history.residuals:
+            return 1.0, 0.0
+        if not self.sim_residuals:
+            return 0.0, 1.0
+        mse_s = _mse(self.sim_residuals)
+        mse_h = _mse(self.history.residuals)
+        ws, wh = 1.0 / max(mse_s, 1e-6), 1.0 / max(mse_h, 1e-6)
+        return ws / (ws + wh), wh / (ws + wh)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "overheads": self.overheads.to_dict(),
+            "history": None if self.history is None else self.history.to_dict(),
+            "sim_residuals": list(self.sim_residuals),
+            "combined_residuals": list(self.combined_residuals),
+            "n_train": self.n_train,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Calibration:
+        hist = d.get("history")
+        return cls(
+            overheads=Overheads.from_dict(d.get("overheads") or {}),
+            history=None if hist is None else HistoryModel.from_dict(hist),
+            sim_residuals=tuple(d.get("sim_residuals") or ()),
+            combined_residuals=tuple(d.get("combined_residuals") or ()),
+            n_train=int(d.get("n_train") or 0),
+        )
+
+    def describe(self) -> str:
+        if self.history is None and self.overheads.work is None:
+            return "simulation of this run (no history: task times as observed, no interval)"
+        ws, wh = self.weights
+        parts = ["simulation corrected by history (contention, start-up)"]
+        if self.history is not None:
+            parts.append(
+                f"history model {self.history.describe()} on {self.n_train} runs;"
+                f" weights simulation {ws:.2f}, history {wh:.2f}"
+            )
+        return "; ".join(parts)
+
+
+def _mse(r: Sequence[float]) -> float:
+    return sum(x * x for x in r) / len(r) if r else 0.0
+
+
+@dataclass(frozen=True)
+class Point:
+    """One predicted size."""
+
+    executors: int
+    cores: int
+    predicted_ms: float
+    low_ms: float
+    high_ms: float
+    floor_ms: float
+    simulated_ms: float
+    slot_ms: float  # executor core-ms held (static: duration x slots)
+
+
+def predict(
+    plan: Plan,
+    cal: Calibration,
+    executors: int,
+    cores: int | None = None,
+    input_bytes: float | None = None,
+    base_input_bytes: float | None = None,
+) -> Point:
+    """Predicted duration of the application at ``executors`` x ``cores``."""
+    return predict_many(plan, cal, [executors], cores, input_bytes, base_input_bytes)[0]
+
+
+def predict_many(
+    plan: Plan,
+    cal: Calibration,
+    executors: Sequence[int],
+    cores: int | None = None,
+    input_bytes: float | None = None,
+    base_input_bytes: float | None = None,
+) -> list[Point]:
+    """`predict` for several executor counts (one walk of the stage graph)."""
+    app = plan.app
+    c = cores or app.cores or 1
+    scale = 1.0
+    if input_bytes and base_input_bytes:
+        scale = float(input_bytes) / float(base_input_bytes)
+    # Under dynamic allocation no more executors run than the stages' tasks ask for: that
+    # count, not maxExecutors, is what contention, start-up and the history model see.
+    used = list(executors)
+    if app.dynamic:
+        need = max((math.ceil(s.num_tasks * scale / c) for s in app.stages), default=1)
+        used = [max(1, min(n, need)) for n in executors]
+    sims = simulate_sizes(
+        plan,
+        list(executors),
+        c,
+        input_scale=scale,
+        task_scales=[cal.overheads.task_scale(u * c, app.executors * app.cores) for u in used],
+        startups=[cal.overheads.startup_ms(u) for u in used],
+    )
+    ws, wh = cal.weights
+    lo, hi = residual_band(cal.combined_residuals or cal.sim_residuals)
+    out = []
+    for n, u, sim in zip(executors, used, sims, strict=True):
+        value = sim.duration_ms
+        if cal.history is not None and wh > 0:
+            units = u if cal.history.slots_per_executor else u * c
+            hist = cal.history.predict(units, input_bytes or base_input_bytes)
+            value = ws * sim.duration_ms + wh * hist
+        floor = sim.floor_ms
+        value = max(value, floor)
+        low = max(floor, value * (1 + lo))
+        high = max(low, value * (1 + hi))
+        out.append(
+            Point(
+                executors=n,
+                cores=c,
+                predicted_ms=value,
+                low_ms=low,
+                high_ms=high,
+                floor_ms=floor,
+                simulated_ms=sim.duration_ms,
+                slot_ms=sim.executor_core_ms if app.dynamic else value * n * c,
+            )
+        )
+    return out
+
+
+def nearest(runs: Sequence[dict[str, Any]], executors: float, input_bytes: float) -> int:
+    """Index of the run closest in size and input (log distance): the base a simulation
+    extrapolates least from."""
+    import math
+
+    def dist(r: dict[str, Any]) -> tuple[float, float]:
+        d = abs(math.log(max(1, r["executors"] * (r.get("cores") or 1)) / max(1.0, executors)))
+        if input_bytes and r.get("input_bytes"):
+            d += abs(math.log(r["input_bytes"] / input_bytes))
+        return d, -float(r.get("start_ms") or 0)
+
+    return min(range(len(runs)), key=lambda i: dist(runs[i]))
+
+
+def fit_calibration(runs: Sequence[dict[str, Any]]) -> Calibration:
+    """Fit the corrections and the history model of one application from its runs, each
+    ``{executors, cores, input_bytes, duration_ms, work_ms, startup_ms, plan}``, and measure both
+    out of sample (each run predicted from the others)."""
+    from sparkscope.advisor.calibrate import fit_history, fit_overheads
+
+    runs = list(runs)
+    overheads = fit_overheads(runs)
+    history = fit_history(runs)
+    cal = Calibration(overheads=overheads, history=history, n_train=len(runs))
+    if len(runs) < 2:
+        return cal
+    sim_pred: list[float] = []
+    hist_pred: list[float | None] = []
+    for i, target in enumerate(runs):
+        others = [r for j, r in enumerate(runs) if j != i]
+        sub = Calibration(overheads=fit_overheads(others))
+        base = others[nearest(others, target["executors"] * target["cores"], target["input_bytes"])]
+        p = predict(
+            base["plan"],
+            sub,
+            target["executors"],
+            target["cores"],
+            target["input_bytes"] or None,
+            base["input_bytes"] or None,
+        )
+        sim_pred.append(p.predicted_ms)
+        model = fit_history(others) if history is not None else None
+        hist_pred.append(
+            None
+            if model is None
+            else model.predict(
+                target["executors"]
+                if model.slots_per_executor
+                else target["executors"] * target["cores"],
+                target["input_bytes"] or None,
+            )
+        )
+    actual = [float(r["duration_ms"]) for r in runs]
+    cal.sim_residuals = tuple(a / p - 1 for a, p in zip(actual, sim_pred, strict=True) if p)
+    ws, wh = cal.weights
+    combined = []
+    for a, s, h in zip(actual, sim_pred, hist_pred, strict=True):
+        v = s if h is None or wh == 0 else ws * s + wh * h
+        if v > 0:
+            combined.append(a / v - 1)
+    cal.combined_residuals = tuple(combined)
+    return cal

@@ -1,0 +1,149 @@
+"""Accuracy of the what-if and of sizing on recorded runs (the figures the README quotes).
+
+Input: runs as `sparkscope.whatif.history_runs` gives them (size, input, duration, work,
+start-up, plan), for one or more application names. Every figure is out of sample: the run
+being predicted is never in what the prediction was fitted on.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sparkscope.advisor.calibrate import fit_overheads
+from sparkscope.advisor.combine import Calibration, fit_calibration, nearest, predict
+from sparkscope.advisor.simulate import simulate
+
+
+@dataclass(frozen=True)
+class Errors:
+    """Absolute percentage errors."""
+
+    values: tuple[float, ...]
+
+    @property
+    def median(self) -> float:
+        return _quantile(self.values, 0.5)
+
+    @property
+    def p90(self) -> float:
+        return _quantile(self.values, 0.9)
+
+    def __str__(self) -> str:
+        return f"median {self.median:.1%}, P90 {self.p90:.1%} over {len(self.values)} predictions"
+
+
+def _quantile(values: Sequence[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    v = sorted(values)
+    pos = q * (len(v) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (pos - lo)
+
+
+def _ape(predicted: float, actual: float) -> float:
+    return abs(predicted - actual) / actual
+
+
+def _by_name(runs: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in runs:
+        groups[r["name"]].append(r)
+    return groups
+
+
+def single_run(runs: Sequence[dict[str, Any]], use_history: bool = True) -> Errors:
+    """From each run predict every other run of the same name and input. With ``use_history``
+    the simulation is corrected by the application's other runs (never the one predicted);
+    without, it is the bare simulation."""
+    errors = []
+    for group in _by_name(runs).values():
+        for target in group:
+            others = [r for r in group if r is not target]
+            cal = Calibration(overheads=fit_overheads(others)) if use_history else Calibration()
+            for base in others:
+                if base["input_bytes"] != target["input_bytes"]:
+                    continue
+                if use_history:
+                    p = predict(base["plan"], cal, target["executors"], target["cores"])
+                    value = p.predicted_ms
+                else:
+                    value = simulate(base["plan"], target["executors"], target["cores"]).duration_ms
+                errors.append(_ape(value, target["duration_ms"]))
+    return Errors(tuple(errors))
+
+
+def leave_one_out(runs: Sequence[dict[str, Any]]) -> tuple[Errors, float]:
+    """History-calibrated: each run predicted from a model fitted on the other runs of its
+    name (every size and input), simulated from the nearest of them. Also returns the share of
+    runs inside their predicted interval."""
+    errors = []
+    inside = 0
+    for group in _by_name(runs).values():
+        for target in group:
+            others = [r for r in group if r is not target]
+            if not others:
+                continue
+            cal = fit_calibration(others)
+            p = _predict_for(
+                others, cal, target["executors"], target["cores"], target["input_bytes"]
+            )
+            errors.append(_ape(p.predicted_ms, target["duration_ms"]))
+            inside += p.low_ms <= target["duration_ms"] <= p.high_ms
+    return Errors(tuple(errors)), inside / max(1, len(errors))
+
+
+def _predict_for(
+    runs: Sequence[dict[str, Any]], cal: Calibration, executors: int, cores: int, input_bytes: int
+) -> Any:
+    base = runs[nearest(runs, executors * cores, input_bytes)]
+    return predict(
+        base["plan"], cal, executors, cores, input_bytes or None, base["input_bytes"] or None
+    )
+
+
+def sizing(runs: Sequence[dict[str, Any]], deadlines_per_input: int = 10) -> dict[str, float]:
+    """For deadlines spread between the fastest and slowest real run of each name and input,
+    recommend the cheapest size (core-hours) whose upper bound meets the deadline, with the
+    model fitted leaving that input's run at the recommended size out (so the run that judges
+    the recommendation was not seen). Returns the share of recommendations whose real run meets
+    the deadline and the share that are the cheapest real run that does."""
+    meets = cheapest = total = 0
+    for group in _by_name(runs).values():
+        for inp in sorted({r["input_bytes"] for r in group}):
+            real = {r["executors"]: r for r in group if r["input_bytes"] == inp}
+            fast = min(r["duration_ms"] for r in real.values())
+            slow = max(r["duration_ms"] for r in real.values())
+            preds = _predictions_loo(group, real, inp)
+            for k in range(deadlines_per_input):
+                deadline = fast + (slow - fast) * (k + 0.5) / deadlines_per_input
+                ok = [(cost, n) for cost, high, n in preds if high <= deadline]
+                choice = min(ok)[1] if ok else None
+                total += 1
+                if choice is None:
+                    continue
+                run = real[choice]
+                met = run["duration_ms"] <= deadline
+                meets += met
+                candidates = [r for r in real.values() if r["duration_ms"] <= deadline]
+                best = min(candidates, key=lambda r: r["duration_ms"] * r["executors"] * r["cores"])
+                cheapest += met and best is run
+    return {"meets": meets / max(1, total), "cheapest": cheapest / max(1, total), "cases": total}
+
+
+def _predictions_loo(
+    group: list[dict[str, Any]], real: dict[int, dict[str, Any]], inp: int
+) -> list[tuple[float, float, int]]:
+    """(predicted core-hours, upper bound, executors) of each real size, each predicted by a
+    model fitted without that run."""
+    preds = []
+    for n, run in real.items():
+        others = [r for r in group if r is not run]
+        cal = fit_calibration(others)
+        p = _predict_for(others, cal, n, run["cores"], inp)
+        preds.append((p.predicted_ms * n * run["cores"], p.high_ms, n))
+    return preds

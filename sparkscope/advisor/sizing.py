@@ -1,0 +1,118 @@
+"""Sizing for a deadline: the cheapest size whose predicted upper bound meets it.
+
+Pure: parsing of the user's parameters (a clear ValueError naming the problem) and the choice
+among predicted points.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+#: Most executor counts one request may ask for.
+MAX_SIZES = 64
+#: Largest executor count accepted.
+MAX_EXECUTORS = 100_000
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)\s*$", re.IGNORECASE)
+_UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}
+
+
+def parse_deadline(text: str | None) -> int:
+    """``90s``, ``30m``, ``2h``, ``45000ms`` -> milliseconds."""
+    if text is None or not text.strip():
+        raise ValueError("a duration is required, e.g. 90s, 30m, 2h or 45000ms")
+    m = _DURATION.match(text)
+    if not m:
+        raise ValueError(f"{text[:40]!r} is not a duration: use e.g. 90s, 30m, 2h or 45000ms")
+    ms = float(m.group(1)) * _UNIT_MS[m.group(2).lower()]
+    if ms <= 0:
+        raise ValueError("the duration must be positive")
+    return int(ms)
+
+
+def parse_counts(text: str | None, what: str = "executor count") -> list[int]:
+    """``1,2,4,8`` -> [1, 2, 4, 8] (sorted, unique); each a positive integer, at most
+    `MAX_SIZES` of them."""
+    if text is None or not text.strip():
+        raise ValueError(f"give at least one {what}, e.g. 1,2,4,8")
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) > MAX_SIZES:
+        raise ValueError(f"at most {MAX_SIZES} values, got {len(parts)}")
+    out = set()
+    for p in parts:
+        if not p.isdigit():
+            raise ValueError(f"{p[:20]!r} is not a positive whole {what}")
+        n = int(p)
+        if n < 1 or n > MAX_EXECUTORS:
+            raise ValueError(f"each {what} must be between 1 and {MAX_EXECUTORS}, got {n}")
+        out.add(n)
+    return sorted(out)
+
+
+def parse_positive(text: str | None, what: str, integer: bool = False) -> float | None:
+    """An optional positive number."""
+    if text is None or text == "":
+        return None
+    try:
+        value = int(text) if integer else float(text)
+    except ValueError:
+        raise ValueError(f"{text[:20]!r} is not a positive {what}") from None
+    if not value > 0 or value != value or value == float("inf"):
+        raise ValueError(f"{what} must be positive, got {text[:20]}")
+    return value
+
+
+def default_sizes(history_sizes: Sequence[int], observed: int) -> list[int]:
+    """1 to twice the largest count seen."""
+    top = max([observed, *history_sizes, 1]) * 2
+    return list(range(1, min(top, MAX_SIZES) + 1))
+
+
+@dataclass(frozen=True)
+class Prices:
+    """Prices per core-hour and GB-hour; both None means core-hours are the cost."""
+
+    core_hour: float | None = None
+    gb_hour: float | None = None
+    currency: str = "USD"
+
+    @property
+    def priced(self) -> bool:
+        return self.core_hour is not None or self.gb_hour is not None
+
+
+def costs(
+    point_ms: float,
+    slot_ms: float,
+    cores: int,
+    executor_gb: float,
+    driver_cores: int,
+    driver_gb: float,
+    prices: Prices,
+) -> tuple[float, float, float | None]:
+    """(core-hours, GB-hours, money or None) of a predicted run, the driver included."""
+    hour = 3_600_000.0
+    executor_ms = slot_ms / max(1, cores)
+    core_hours = (slot_ms + driver_cores * point_ms) / hour
+    gb_hours = (executor_ms * executor_gb + driver_gb * point_ms) / hour
+    money = None
+    if prices.priced:
+        money = core_hours * (prices.core_hour or 0.0) + gb_hours * (prices.gb_hour or 0.0)
+    return core_hours, gb_hours, money
+
+
+def recommend(points: Sequence[dict[str, Any]], deadline_ms: float) -> dict[str, Any] | None:
+    """The cheapest point (money when priced, else core-hours) whose ``high_ms`` meets the
+    deadline; ties go to the faster one. None when no point does."""
+    ok = [p for p in points if p["high_ms"] <= deadline_ms]
+    if not ok:
+        return None
+
+    def key(p: dict[str, Any]) -> tuple[float, float]:
+        price = p["cost"] if p.get("cost") is not None else p["core_hours"]
+        return round(price, 9), p["predicted_ms"]
+
+    return min(ok, key=key)

@@ -1,0 +1,225 @@
+"""What-if glue between the database and the pure numerics in `sparkscope.advisor`.
+
+`load_run` turns one stored application into an `AppRun` (or says what is missing);
+`history_points` lists a recurring application's runs; `refit_models` fits and stores the
+history-calibrated model of every name touched by a fetch (never on a page load).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from sparkscope import whatif_input as wi
+from sparkscope.advisor.simulate import AppRun
+from sparkscope.db import now_ms
+from sparkscope.models import (
+    Application,
+    EnvironmentProperty,
+    Executor,
+    Stage,
+    StageTaskDistribution,
+    Task,
+    WhatIfInput,
+    WhatIfModel,
+)
+from sparkscope.whatif_input import RunFacts, WhatIfUnavailable
+
+__all__ = ["RunFacts", "WhatIfUnavailable", "load_run", "history_runs", "refit_models"]
+
+
+def gather(session: Session, app: Application) -> dict[str, Any]:
+    """The what-if input of a stored application read from its tables (fetches made before the
+    encoded input existed)."""
+    stages = [
+        tuple(r)
+        for r in session.execute(
+            select(
+                Stage.stage_id,
+                Stage.attempt_id,
+                Stage.status,
+                Stage.num_tasks,
+                Stage.executor_run_time_ms,
+                Stage.submission_time_ms,
+                Stage.completion_time_ms,
+                Stage.input_bytes,
+            ).where(Stage.application_id == app.id)
+        )
+    ]
+    dists = {
+        (sid, att): wi._dist(q, m)
+        for sid, att, q, m in session.execute(
+            select(
+                StageTaskDistribution.stage_id,
+                StageTaskDistribution.attempt_id,
+                StageTaskDistribution.quantiles,
+                StageTaskDistribution.metrics,
+            ).where(StageTaskDistribution.application_id == app.id)
+        )
+    }
+    slowest: dict[tuple[int, int], list[float]] = {}
+    for sid, att, run_ms in session.execute(
+        select(Task.stage_id, Task.stage_attempt_id, Task.executor_run_time_ms).where(
+            Task.application_id == app.id,
+            Task.kept_because.in_(("slowest", "both")),
+            Task.status == "SUCCESS",
+        )
+    ):
+        slowest.setdefault((sid, att), []).append(float(run_ms or 0))
+    props = {
+        n: v or ""
+        for n, v in session.execute(
+            select(EnvironmentProperty.name, EnvironmentProperty.value).where(
+                EnvironmentProperty.application_id == app.id,
+                EnvironmentProperty.section == "spark",
+            )
+        )
+        if n.startswith(wi.PROP_PREFIXES)
+    }
+    executors = [
+        (bool(d), int(c), a, r)
+        for d, c, a, r in session.execute(
+            select(
+                Executor.is_driver,
+                Executor.total_cores,
+                Executor.add_time_ms,
+                Executor.remove_time_ms,
+            ).where(Executor.application_id == app.id)
+        )
+    ]
+    return {
+        "completed": bool(app.completed),
+        "start": app.start_time_ms,
+        "end": app.end_time_ms,
+        "duration": int(app.duration_ms or 0),
+        "input_bytes": int(app.input_bytes or 0),
+        "props": props,
+        "executors": executors,
+        "stages": stages,
+        "dists": dists,
+        "slowest": {k: tuple(v) for k, v in slowest.items()},
+    }
+
+
+def load_run(session: Session, app: Application) -> tuple[AppRun, RunFacts]:
+    """The stored run as simulation input (the encoded input stored at fetch time, else the
+    tables); WhatIfUnavailable names what is missing."""
+    row = session.execute(
+        select(WhatIfInput.format, WhatIfInput.data).where(WhatIfInput.application_id == app.id)
+    ).first()
+    data = wi.decode(row[1]) if row is not None and row[0] == wi.FORMAT else gather(session, app)
+    return wi.build(data)
+
+
+def store_input(session: Session, application_pk: int, bundle: Any) -> None:
+    """Write (or replace) the encoded what-if input of a fetched application (fetch time)."""
+    blob = wi.encode(wi.from_bundle(bundle))
+    session.execute(delete(WhatIfInput).where(WhatIfInput.application_id == application_pk))
+    session.add(WhatIfInput(application_id=application_pk, format=wi.FORMAT, data=blob))
+
+
+# ------------------------------------------------------------------------------------- history
+
+#: Runs of one name a model is fitted on (the newest).
+MAX_HISTORY_RUNS = 40
+
+
+def history_runs(
+    session: Session, server_id: int, name: str, exclude_pk: int | None = None
+) -> list[dict[str, Any]]:
+    """Usable runs of a name on a server (completed, no failed stage, with distributions),
+    oldest first, each with its size, input, duration, work, start-up and simulation plan."""
+    from sparkscope.advisor.simulate import build_plan
+
+    apps = session.scalars(
+        select(Application)
+        .where(
+            Application.server_id == server_id,
+            Application.name == name,
+            Application.completed.is_(True),
+        )
+        .order_by(Application.start_time_ms.desc())
+        .limit(MAX_HISTORY_RUNS)
+    ).all()
+    out = []
+    for a in reversed(apps):
+        if a.id == exclude_pk or not a.duration_ms:
+            continue
+        try:
+            run, f = load_run(session, a)
+        except WhatIfUnavailable:
+            continue
+        plan = build_plan(run)
+        out.append(
+            {
+                "pk": a.id,
+                "app_id": a.app_id,
+                "start_ms": a.start_time_ms,
+                "executors": (f.max_executors or f.executors) if f.dynamic else f.executors,
+                "cores": f.cores,
+                "input_bytes": f.input_bytes,
+                "duration_ms": f.duration_ms,
+                "work_ms": sum(st.run_time_ms for st in run.stages),
+                "startup_ms": plan.startup_ms,
+                "plan": plan,
+                "facts": f,
+            }
+        )
+    return out
+
+
+def refit_models(session: Session, server_id: int, names: Iterable[str]) -> int:
+    """Fit and store the calibration of each name (at fetch/analyze time, never on a page)."""
+    from sparkscope.advisor.combine import fit_calibration
+
+    count = 0
+    for name in sorted(set(names)):
+        runs = history_runs(session, server_id, name)
+        session.execute(
+            delete(WhatIfModel).where(WhatIfModel.server_id == server_id, WhatIfModel.name == name)
+        )
+        if not runs:
+            continue
+        cal = fit_calibration(runs)
+        session.add(
+            WhatIfModel(
+                server_id=server_id,
+                name=name,
+                fitted_at_ms=now_ms(),
+                n_train=len(runs),
+                model=json.dumps(cal.to_dict()),
+            )
+        )
+        count += 1
+    return count
+
+
+def stored_calibration(session: Session, server_id: int, name: str) -> Any:
+    """The stored calibration of a name, or an empty one (simulation as observed)."""
+    from sparkscope.advisor.combine import Calibration
+
+    row = session.scalar(
+        select(WhatIfModel).where(WhatIfModel.server_id == server_id, WhatIfModel.name == name)
+    )
+    return Calibration() if row is None else Calibration.from_dict(json.loads(row.model))
+
+
+def refit_after_fetch(factory: Any, server_id: int, names: Iterable[str]) -> None:
+    """Refit the models of the names a fetch touched, in one transaction; a failure is logged
+    and never fails the fetch (the models are refitted by the next fetch or `whatif-fit`)."""
+    import logging
+
+    from sqlalchemy.exc import SQLAlchemyError
+
+    names = sorted(set(names))
+    if not names:
+        return
+    try:
+        with factory() as session, session.begin():
+            refit_models(session, server_id, names)
+    except (SQLAlchemyError, ValueError, ArithmeticError) as exc:
+        logging.getLogger("sparkscope.whatif").warning("what-if models not refitted: %s", exc)

@@ -1,0 +1,96 @@
+"""The What if chart and the deadline sizing in a real headless Chromium (no console errors:
+a CSP violation would be one)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from werkzeug.serving import make_server
+
+from tests.whatif.test_api import CHURN_8X, NIGHTLY, make
+
+pytestmark = pytest.mark.browser
+
+SHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="module")
+def base_url(corpus_url: str) -> Iterator[str]:
+    server = make_server("127.0.0.1", 0, make(corpus_url), threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+def test_what_if_chart_and_deadline(browser, base_url: str) -> None:  # type: ignore[no-untyped-def]
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+
+    page.goto(f"{base_url}/apps/{CHURN_8X}")
+    # Nothing is asked for until the section is opened.
+    assert page.locator("#whatif-status").text_content() == "Predicting…"
+    page.click("#whatif-details summary")
+    chart = page.locator("#whatif-chart[data-ready='1']")
+    chart.wait_for(timeout=30_000)
+    # Band (2 traces), prediction, cost, observed run.
+    assert chart.get_attribute("data-traces") == "5"
+    assert page.locator("#whatif-chart .scatterlayer .trace").count() == 5
+    assert "69.2 s" in page.locator("#whatif-status").inner_text()
+
+    # A deadline marks the recommendation (and adds its marker to the chart).
+    page.fill("#whatif-deadline", "90s")
+    page.wait_for_selector("#whatif-chart[data-traces='6']")
+    rec = page.locator("#whatif-recommendation")
+    assert rec.inner_text().startswith("Recommended for 90.0 s")
+    assert rec.get_attribute("data-recommended") in {"2", "3", "4"}
+    page.fill("#whatif-deadline", "5s")
+    page.wait_for_function(
+        "document.getElementById('whatif-recommendation').textContent.includes('Nothing meets')"
+    )
+    page.fill("#whatif-deadline", "soon")
+    assert "not a duration" in rec.inner_text()
+    page.screenshot(path=str(SHOTS / "whatif-application.png"), full_page=True)
+
+    # Other sizes through the form.
+    page.fill("#whatif-executors", "1,2")
+    page.click("#whatif-run")
+    page.wait_for_function(
+        "document.querySelectorAll('#whatif-chart .scatterlayer .trace').length === 5"
+    )
+
+    # The history page sizes for a deadline.
+    page.goto(f"{base_url}/history?name={NIGHTLY}")
+    page.fill("#sizing-deadline", "45s")
+    page.click("#sizing-run")
+    page.locator("#sizing-chart[data-ready='1']").wait_for(timeout=30_000)
+    status = page.locator("#sizing-status")
+    assert status.inner_text().startswith("Recommended for 45.0 s")
+    assert int(status.get_attribute("data-recommended") or "0") >= 2
+    page.screenshot(path=str(SHOTS / "whatif-history.png"), full_page=True)
+    assert errors == []
