@@ -317,8 +317,22 @@ def _loop(minutes: int) -> None:
 
 
 def _truncate(factory: Any) -> None:
-    from sparkscope.models import Application, DaySummary, FetchFailure, FetchRun, HistoryServer
+    from sparkscope.models import (
+        Application,
+        ApplicationName,
+        DaySummary,
+        FetchFailure,
+        FetchRun,
+        HistoryServer,
+    )
 
     with factory() as session, session.begin():
-        for model in (FetchFailure, FetchRun, Application, HistoryServer, DaySummary):
+        for model in (
+            FetchFailure,
+            FetchRun,
+            Application,
+            HistoryServer,
+            DaySummary,
+            ApplicationName,
+        ):
             session.query(model).delete()

@@ -91,14 +91,6 @@ class Application(Base):
             "start_time_ms",
             postgresql_include=["id", "spark_user", "queue", "wasted_core_hours", "worst_severity"],
         ),
-        # Case-insensitive substring search on names (ILIKE '%x%') on PostgreSQL; a plain index
-        # on SQLite, which has no trigram indexes.
-        Index(
-            "ix_application_name_trgm",
-            "name",
-            postgresql_using="gin",
-            postgresql_ops={"name": "gin_trgm_ops"},
-        ),
         {"comment": "one row per application attempt, with its totals"},
     )
 
@@ -570,3 +562,31 @@ class DaySummary(Base):
         Float, nullable=False, default=0.0, server_default="0", comment="sum of wasted core-hours"
     )
     wasted_apps: Mapped[int] = _count("applications whose wasted core-hours are known")
+
+
+# --- application names (name search at scale)
+
+
+class ApplicationName(Base):
+    """Every distinct application name, for name search: a substring match (ILIKE '%x%') runs
+    over the distinct names (20,000 for a million applications) and the applications are then
+    read by name from ``ix_application_name_start``.
+
+    Filled by database triggers on ``application`` (insert, and update of ``name``), created by
+    migration 0008; names of deleted applications may stay (they match no application).
+    """
+
+    __tablename__ = "application_name"
+    __table_args__ = (
+        # Case-insensitive substring search on PostgreSQL; a plain index on SQLite, which has no
+        # trigram indexes (its scan of the small table is what it does instead).
+        Index(
+            "ix_application_name_name_trgm",
+            "name",
+            postgresql_using="gin",
+            postgresql_ops={"name": "gin_trgm_ops"},
+        ),
+        {"comment": "distinct application names (kept by triggers on application)"},
+    )
+
+    name: Mapped[str] = mapped_column(String(1000), primary_key=True, comment="application name")

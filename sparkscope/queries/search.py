@@ -11,12 +11,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, exists, func, select
+from sqlalchemy import ColumnElement, and_, exists, func, literal_column, select
 from sqlalchemy.orm import Session
 
 from heuristics.base import Severity
 from sparkscope.catalogs import SORT_KEYS
-from sparkscope.models import AnalysisResult, Application, HistoryServer
+from sparkscope.models import AnalysisResult, Application, ApplicationName, HistoryServer
 
 PAGE_SIZE = 50
 #: Search counts matches up to this many; beyond it the page says "10,000+".
@@ -106,7 +106,12 @@ def _search_conditions(f: SearchFilters) -> list[ColumnElement[bool]]:
     if f.app_id:
         conds.append(Application.app_id == f.app_id)
     if f.name:
-        conds.append(Application.name.ilike(_like_pattern(f.name), escape="\\"))
+        # The substring match runs over the distinct names, then the applications are read by
+        # name (index): the same matches as ILIKE over every application, for a fraction of it.
+        names = select(ApplicationName.name).where(
+            ApplicationName.name.ilike(_like_pattern(f.name), escape="\\")
+        )
+        conds.append(Application.name.in_(names))
     if f.user:
         conds.append(Application.spark_user == f.user)
     if f.queue:
@@ -219,7 +224,14 @@ def search_apps(session: Session, filters: SearchFilters, per_page: int = PAGE_S
     )
     rows = session.execute(query).all()
     # Counting stops at COUNT_CAP matches: an exact count of a broad filter costs a full scan.
-    bounded = select(Application.id).where(*conds).limit(COUNT_CAP + 1).subquery()
+    # Selecting a constant lets an index that holds the filtered columns answer alone.
+    bounded = (
+        select(literal_column("1"))
+        .select_from(Application)
+        .where(*conds)
+        .limit(COUNT_CAP + 1)
+        .subquery()
+    )
     counted = session.scalar(select(func.count()).select_from(bounded)) or 0
     badges = badges_for(session, [r.id for r in rows])
     return SearchPage(
