@@ -12,6 +12,7 @@ from sparkscope import migrate
 from sparkscope.db import make_engine
 from sparkscope.models import Application, ApplicationName
 from sparkscope.queries import SearchFilters, search_apps
+from sparkscope.queries.history import app_names
 from tests.web import builders as b
 
 NAMES = [
@@ -96,6 +97,10 @@ def test_triggers_keep_the_names_of_renamed_and_new_applications(fresh_db_url: s
         session.execute(delete(Application).where(Application.name == "Revenue Nightly"))
         session.commit()
         assert _found(session, "revenue nightly") == ([], 0)
+        # History's name suggestions come from the same table, without the deleted ones.
+        suggested = app_names(session)
+        assert "Revenue Nightly" not in suggested and "Renamed Job" in suggested
+        assert sorted(suggested) == sorted(set(session.scalars(select(Application.name))))
         for text in PATTERNS:
             expected = _reference(session, text)
             assert _found(session, text) == (expected, len(expected)), text
