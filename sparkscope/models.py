@@ -84,6 +84,9 @@ class Application(Base):
         Index("ix_application_worst_severity_start", "worst_severity", "start_time_ms"),
         Index("ix_application_duration_ms", "duration_ms"),
         Index("ix_application_wasted_core_hours", "wasted_core_hours"),
+        # Search orders applications found through their findings by start time, reading start and
+        # worst severity from here instead of each application's row (migration 0008).
+        Index("ix_application_id_start_severity", "id", "start_time_ms", "worst_severity"),
         # The dashboard's part day (severities, waste by user and queue, ids for the findings)
         # as index-only scans; its whole days come from day_summary.
         Index(
@@ -369,7 +372,11 @@ class AnalysisResult(Base):
 
     __tablename__ = "analysis_result"
     __table_args__ = (
-        Index("ix_analysis_result_heuristic_severity", "heuristic", "severity"),
+        # Search's heuristic filter: the applications with a finding of a heuristic at a severity,
+        # from the index alone (migration 0008).
+        Index(
+            "ix_analysis_result_heuristic_severity_app", "heuristic", "severity", "application_id"
+        ),
         {
             "comment": "findings above NONE: one row per application x heuristic that found something"
         },

@@ -214,13 +214,21 @@ def search_apps(session: Session, filters: SearchFilters, per_page: int = PAGE_S
         keys.append(Application.start_time_ms)
     keys.append(Application.id)
     order = [k.desc() if filters.descending else k.asc() for k in keys]
-    query = (
-        select(*ROW_COLUMNS)
-        .join(HistoryServer, HistoryServer.id == Application.server_id)
+    # The page's ids first, then their rows: the ordering and filtering can then be answered
+    # from indexes alone (e.g. findings -> ix_application_id_start_severity), and only the rows
+    # shown are read whole.
+    page_ids = (
+        select(Application.id)
         .where(*conds)
         .order_by(*order)
         .limit(per_page)
         .offset((filters.page - 1) * per_page)
+    )
+    query = (
+        select(*ROW_COLUMNS)
+        .join(HistoryServer, HistoryServer.id == Application.server_id)
+        .where(Application.id.in_(page_ids))
+        .order_by(*order)
     )
     rows = session.execute(query).all()
     # Counting stops at COUNT_CAP matches: an exact count of a broad filter costs a full scan.

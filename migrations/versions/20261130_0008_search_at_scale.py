@@ -1,4 +1,4 @@
-"""application names: the distinct names, kept by triggers, for name search at scale
+"""search at scale: distinct application names kept by triggers, covering indexes for findings
 
 Name search is a case-insensitive substring match (ILIKE '%x%'). Over a million applications it
 cost a trigram bitmap scan and a recheck of every matching row (or an ILIKE per row); over the
@@ -6,7 +6,11 @@ distinct names (about 50 times fewer) it costs a few milliseconds, and the appli
 matching names are then read from ``ix_application_name_start``. The trigram index moves from
 ``application`` to the names table.
 
-Triggers keep the table: every insert of an application, and every change of its name, adds the
+The heuristic filter reads the applications with a finding from
+``ix_analysis_result_heuristic_severity_app`` and their start time and worst severity from
+``ix_application_id_start_severity``: index-only, instead of a row of each table per finding.
+
+Triggers keep the names table: every insert of an application, and every change of its name, adds the
 name if missing (PostgreSQL: a PL/pgSQL trigger function; SQLite: INSERT OR IGNORE). Names of
 deleted applications stay and match no application.
 
@@ -49,8 +53,21 @@ _SQLITE_TRIGGERS = (
 )
 
 
+def _finding_indexes() -> None:
+    op.drop_index("ix_analysis_result_heuristic_severity", table_name="analysis_result")
+    op.create_index(
+        "ix_analysis_result_heuristic_severity_app",
+        "analysis_result",
+        ["heuristic", "severity", "application_id"],
+    )
+    op.create_index(
+        "ix_application_id_start_severity", "application", ["id", "start_time_ms", "worst_severity"]
+    )
+
+
 def upgrade() -> None:
     postgres = op.get_bind().dialect.name == "postgresql"
+    _finding_indexes()
     op.create_table(
         "application_name",
         sa.Column("name", sa.String(1000), nullable=False, comment="application name"),
@@ -80,6 +97,11 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     postgres = op.get_bind().dialect.name == "postgresql"
+    op.drop_index("ix_application_id_start_severity", table_name="application")
+    op.drop_index("ix_analysis_result_heuristic_severity_app", table_name="analysis_result")
+    op.create_index(
+        "ix_analysis_result_heuristic_severity", "analysis_result", ["heuristic", "severity"]
+    )
     op.drop_index("ix_application_name_name_trgm", table_name="application_name")
     if postgres:
         op.execute("DROP TRIGGER application_name_on_update ON application")
