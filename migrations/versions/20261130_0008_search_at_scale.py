@@ -10,9 +10,10 @@ The heuristic filter reads the applications with a finding from
 ``ix_analysis_result_heuristic_severity_app`` and their start time and worst severity from
 ``ix_application_id_start_severity``: index-only, instead of a row of each table per finding.
 
-Triggers keep the names table: every insert of an application, and every change of its name, adds the
-name if missing (PostgreSQL: a PL/pgSQL trigger function; SQLite: INSERT OR IGNORE). Names of
-deleted applications stay and match no application.
+Triggers keep the names table: every insert of an application, and every change of its name, adds
+the name if missing (PostgreSQL: a PL/pgSQL trigger function; SQLite: INSERT OR IGNORE). Names of
+deleted applications stay and match no application. Concurrent loaders cannot deadlock on a new
+name: they already hold the summary writers' advisory lock when they insert an application.
 
 Revision ID: 0008
 Revises: 0007
