@@ -364,9 +364,11 @@ def _copy(
         writer.writerow(["\\N" if v is None else v for v in row])
     buf.seek(0)
     cur = raw_conn.cursor()  # type: ignore[attr-defined]
-    cur.copy_expert(
-        f"COPY {table} ({', '.join(columns)}) FROM STDIN WITH (FORMAT csv, NULL '\\N')", buf
-    )
+    # psycopg 3 (every PostgreSQL URL goes through it): COPY is a context that takes the data.
+    with cur.copy(
+        f"COPY {table} ({', '.join(columns)}) FROM STDIN WITH (FORMAT csv, NULL '\\N')"
+    ) as copy:
+        copy.write(buf.getvalue())
     cur.close()
 
 

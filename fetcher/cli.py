@@ -351,6 +351,7 @@ def _loop(minutes: int) -> None:
 def _truncate(factory: Any) -> None:
     from sparkscope.models import (
         Application,
+        ApplicationName,
         DaySummary,
         FetchFailure,
         FetchRun,
@@ -366,5 +367,6 @@ def _truncate(factory: Any) -> None:
             Application,
             HistoryServer,
             DaySummary,
+            ApplicationName,
         ):
             session.query(model).delete()

@@ -256,7 +256,8 @@ def _fetch_and_load(
         submit_more(pool)
         while pending:
             finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
-            for fut in finished:
+            # in plan order (oldest first), not the set's: the watermark then advances soonest
+            for fut in [f for f in pending if f in finished]:
                 entry = pending.pop(fut)
                 advance = frontier.advance_if_done(entry.key) if frontier else None
                 error = _fetch_error(fut, result)

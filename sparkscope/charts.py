@@ -29,8 +29,12 @@ class RunPoint:
 
 def _plotly_date(epoch_ms: int) -> str:
     # Plotly.js parses "YYYY-MM-DD HH:MM:SS.fff" as a date but not an ISO string ending in "Z".
-    stamp = dt.datetime.fromtimestamp(epoch_ms / 1000, tz=dt.UTC)
-    return stamp.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+    # Written field by field: strftime costs several times more, a thousand times a page.
+    s = dt.datetime.fromtimestamp(epoch_ms / 1000, tz=dt.UTC)
+    return (
+        f"{s.year:04d}-{s.month:02d}-{s.day:02d} "
+        f"{s.hour:02d}:{s.minute:02d}:{s.second:02d}.{s.microsecond // 1000:03d}"
+    )
 
 
 def history_figure(points: Sequence[RunPoint], metric_label: str, unit: str) -> dict[str, Any]:
@@ -44,12 +48,13 @@ def history_figure(points: Sequence[RunPoint], metric_label: str, unit: str) -> 
     def ys(chosen: Sequence[RunPoint]) -> list[float | None]:
         return [None if p.value is None else p.value / scale for p in chosen]
 
+    dates = {p.start_ms: _plotly_date(p.start_ms) for p in points}  # each date written once
     # A faint line through every run keeps the trend visible across the per-severity traces.
     data: list[dict[str, Any]] = [
         {
             "type": "scatter",
             "mode": "lines",
-            "x": [_plotly_date(p.start_ms) for p in points],
+            "x": [dates[p.start_ms] for p in points],
             "y": ys(points),
             "line": {"color": "#b0bec5", "width": 1},
             "hoverinfo": "skip",
@@ -65,7 +70,7 @@ def history_figure(points: Sequence[RunPoint], metric_label: str, unit: str) -> 
                 "type": "scatter",
                 "mode": "markers",
                 "name": severity,
-                "x": [_plotly_date(p.start_ms) for p in chosen],
+                "x": [dates[p.start_ms] for p in chosen],
                 "y": ys(chosen),
                 "marker": {"color": color, "size": 9, "line": {"color": "#fff", "width": 1}},
                 "customdata": [

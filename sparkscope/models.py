@@ -84,20 +84,15 @@ class Application(Base):
         Index("ix_application_worst_severity_start", "worst_severity", "start_time_ms"),
         Index("ix_application_duration_ms", "duration_ms"),
         Index("ix_application_wasted_core_hours", "wasted_core_hours"),
+        # Search orders applications found through their findings by start time, reading start and
+        # worst severity from here instead of each application's row (migration 0008).
+        Index("ix_application_id_start_severity", "id", "start_time_ms", "worst_severity"),
         # The dashboard's part day (severities, waste by user and queue, ids for the findings)
         # as index-only scans; its whole days come from day_summary.
         Index(
             "ix_application_start_waste",
             "start_time_ms",
             postgresql_include=["id", "spark_user", "queue", "wasted_core_hours", "worst_severity"],
-        ),
-        # Case-insensitive substring search on names (ILIKE '%x%') on PostgreSQL; a plain index
-        # on SQLite, which has no trigram indexes.
-        Index(
-            "ix_application_name_trgm",
-            "name",
-            postgresql_using="gin",
-            postgresql_ops={"name": "gin_trgm_ops"},
         ),
         {"comment": "one row per application attempt, with its totals"},
     )
@@ -377,7 +372,11 @@ class AnalysisResult(Base):
 
     __tablename__ = "analysis_result"
     __table_args__ = (
-        Index("ix_analysis_result_heuristic_severity", "heuristic", "severity"),
+        # Search's heuristic filter: the applications with a finding of a heuristic at a severity,
+        # from the index alone (migration 0008).
+        Index(
+            "ix_analysis_result_heuristic_severity_app", "heuristic", "severity", "application_id"
+        ),
         {
             "comment": "findings above NONE: one row per application x heuristic that found something"
         },
@@ -730,3 +729,32 @@ class WhatIfInput(Base):
     )
     format: Mapped[str] = mapped_column(String(64), comment="encoding version")
     data: Mapped[bytes] = mapped_column(LargeBinary, comment="zlib-compressed marshal of tuples")
+
+
+# --- application names (name search at scale)
+
+
+class ApplicationName(Base):
+    """Every distinct application name, for name search: a substring match (ILIKE '%x%') runs
+    over the distinct names (20,000 for a million applications) and the applications are then
+    read by name from ``ix_application_name_start``.
+
+    Filled by database triggers on ``application`` (insert, and update of ``name``), created by
+    migration 0008; names of deleted applications may stay (they match no application).
+    """
+
+    __tablename__ = "application_name"
+    __table_args__ = (
+        # Case-insensitive substring search on PostgreSQL; a plain index on SQLite, which has no
+        # trigram indexes (its scan of the small table is what it does instead).
+        Index(
+            "ix_application_name_name_trgm",
+            "name",
+            postgresql_using="gin",
+            postgresql_ops={"name": "gin_trgm_ops"},
+            postgresql_with={"fastupdate": "off"},
+        ),
+        {"comment": "distinct application names (kept by triggers on application)"},
+    )
+
+    name: Mapped[str] = mapped_column(String(1000), primary_key=True, comment="application name")

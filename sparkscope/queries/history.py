@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import select, text
+from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
 from sparkscope.catalogs import HISTORY_METRICS
-from sparkscope.models import Application, HistoryServer
+from sparkscope.models import Application, ApplicationName, HistoryServer
 
 
 @dataclass(frozen=True)
@@ -62,16 +62,10 @@ def history(
 
 def app_names(session: Session, limit: int = 1000) -> list[str]:
     """Distinct application names for suggestions, alphabetically (bounded)."""
-    # A skip scan: one index probe per distinct name instead of grouping the whole table.
-    rows = session.execute(
-        text(
-            "WITH RECURSIVE names(name) AS ("
-            " SELECT min(name) FROM application"
-            " UNION ALL"
-            " SELECT (SELECT min(a.name) FROM application a WHERE a.name > names.name)"
-            " FROM names WHERE names.name IS NOT NULL"
-            ") SELECT name FROM names WHERE name IS NOT NULL LIMIT :limit"
-        ),
-        {"limit": limit},
+    # The distinct names are a table of their own (migration 0008); names whose applications
+    # were all deleted may stay there, so each is checked against the name index.
+    stored = exists().where(Application.name == ApplicationName.name)
+    rows = session.scalars(
+        select(ApplicationName.name).where(stored).order_by(ApplicationName.name).limit(limit)
     )
-    return [r[0] for r in rows]
+    return list(rows)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import NoReturn
 from urllib.parse import quote, urlencode
 
@@ -61,11 +62,18 @@ def app_link(app_id: str, server: str | None, attempt_id: str = "") -> str:
     base = g.get("app_link_base")
     if base is None:
         base = g.app_link_base = url_for("detail.app_page", app_id="_")[:-1]
-    args = {k: v for k, v in (("server", server), ("attempt", attempt_id)) if v}
     if app_id in _DOT_SEGMENTS:
+        args = {k: v for k, v in (("server", server), ("attempt", attempt_id)) if v}
         return f"{base}?{urlencode({'app_id': app_id, **args})}"
-    link = base + quote(app_id, safe="")
-    return f"{link}?{urlencode(args)}" if args else link
+    return base + quote(app_id, safe="") + _pinned_query(server, attempt_id)
+
+
+@lru_cache(maxsize=256)
+def _pinned_query(server: str | None, attempt_id: str) -> str:
+    """ "?server=..&attempt=.." of an application link ("" when neither is set); a page links
+    to many applications of a few servers."""
+    args = {k: v for k, v in (("server", server), ("attempt", attempt_id)) if v}
+    return f"?{urlencode(args)}" if args else ""
 
 
 class AppIdConverter(PathConverter):

@@ -34,7 +34,7 @@ from sparkscope.display import (
     stage_duration_ms,
 )
 from sparkscope.resources import price_of
-from sparkscope.waits import stage_wait_ms
+from sparkscope.views.rows import stage_rows
 
 __all__ = ["fmt_bytes", "fmt_duration_ms", "fmt_metric", "fmt_time_ms", "register_filters"]
 
@@ -133,7 +133,7 @@ def register_filters(app: Flask) -> None:
         finding_value=finding_value,
         param_unit=param_unit,
         stage_duration=stage_duration_ms,
-        stage_wait=stage_wait_ms,
+        stage_rows=stage_rows,
         change_class=change_class,
         doc=render_doc,
         merge_args=merge_args,

@@ -94,3 +94,21 @@ def test_history_figure_is_valid_plotly() -> None:
     assert points.name == "low"  # one trace per severity, for the colours
     assert points.y[0] * 1024 == pytest.approx(5.0)  # a few bytes are drawn in KiB
     assert points.customdata[0][0] == "/apps/a"  # the URL a click opens
+
+
+def test_history_figure_dates_match_strftime_and_keep_runs_of_the_same_start() -> None:
+    import datetime as dt
+
+    starts = [0, 1_700_000_123_456, 1_700_000_123_456, 4_102_444_799_999]
+    fig = history_figure(
+        [RunPoint(f"/apps/{i}", str(i), ms, "", "", "low", 1.0, "") for i, ms in enumerate(starts)],
+        "Duration",
+        "ms",
+    )
+    expected = [
+        dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+        for ms in starts
+    ]
+    line = fig["data"][0]
+    assert line["x"] == expected and len(line["y"]) == len(starts)
+    assert expected[1] == "2023-11-14 22:15:23.456"
