@@ -1,0 +1,187 @@
+"""Per-application bodies: environment, executors, jobs, and the bundle that holds them all."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from fetcher.parse.entry import AppEntry
+from fetcher.parse.fields import (
+    _int,
+    _need_dict,
+    _need_list,
+    _opt_int,
+    _str,
+    _sub,
+    parse_time_ms,
+)
+from sparkscope.redaction import redact
+
+_ENV_SECTIONS = {
+    "sparkProperties": "spark",
+    "hadoopProperties": "hadoop",
+    "systemProperties": "system",
+    "metricsProperties": "metrics",
+}
+
+
+# ---------------------------------------------------------------------------------- environment
+
+
+def redact_properties(rows: list[dict[str, Any]], pattern: re.Pattern[str]) -> list[dict[str, Any]]:
+    """Replace values whose key or value matches the redaction pattern."""
+    return [{**row, "value": redact(row["name"], row["value"], pattern)} for row in rows]
+
+
+def parse_environment(
+    data: Any, redaction: re.Pattern[str], hadoop: bool = False
+) -> list[dict[str, Any]]:
+    """``/environment`` -> property rows (section, name, value), secrets redacted."""
+    data = _need_dict(data, "environment")
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for key, section in _ENV_SECTIONS.items():
+        if section == "hadoop" and not hadoop:
+            continue
+        for pair in data.get(key) or []:
+            if not isinstance(pair, list | tuple) or len(pair) < 2 or not isinstance(pair[0], str):
+                continue
+            name = pair[0][:500]
+            value = None if pair[1] is None else str(pair[1])
+            rows[(section, name)] = {"section": section, "name": name, "value": value}
+    runtime = data.get("runtime")
+    if isinstance(runtime, dict):
+        for name, value in runtime.items():
+            rows[("runtime", name[:500])] = {
+                "section": "runtime",
+                "name": name[:500],
+                "value": None if value is None else str(value),
+            }
+    return redact_properties(list(rows.values()), redaction)
+
+
+# ------------------------------------------------------------------------------------ executors
+
+
+def parse_executors(data: Any) -> list[dict[str, Any]]:
+    """``/allexecutors`` -> executor rows."""
+    rows: dict[str, dict[str, Any]] = {}
+    for e in _need_list(data, "allexecutors"):
+        if not isinstance(e, dict) or e.get("id") is None:
+            continue
+        exec_id = str(e["id"])[:64]
+        peak = _sub(e, "peakMemoryMetrics")
+        rows[exec_id] = {
+            "executor_id": exec_id,
+            "is_driver": exec_id == "driver",
+            "host_port": _str(e.get("hostPort"), 500),
+            "total_cores": _int(e.get("totalCores")),
+            "max_memory_bytes": _int(e.get("maxMemory")),
+            "add_time_ms": parse_time_ms(e.get("addTime")),
+            "remove_time_ms": parse_time_ms(e.get("removeTime")),
+            "remove_reason": _str(e.get("removeReason"), 10000),
+            "total_duration_ms": _int(e.get("totalDuration")),
+            "total_gc_time_ms": _int(e.get("totalGCTime")),
+            "total_tasks": _int(e.get("totalTasks")),
+            "failed_tasks": _int(e.get("failedTasks")),
+            "completed_tasks": _int(e.get("completedTasks")),
+            "total_input_bytes": _int(e.get("totalInputBytes")),
+            "total_shuffle_read_bytes": _int(e.get("totalShuffleRead")),
+            "total_shuffle_write_bytes": _int(e.get("totalShuffleWrite")),
+            "peak_jvm_heap_bytes": _opt_int(peak.get("JVMHeapMemory")),
+            "peak_jvm_offheap_bytes": _opt_int(peak.get("JVMOffHeapMemory")),
+            "raw": e,
+        }
+    return list(rows.values())
+
+
+# ----------------------------------------------------------------------------------------- jobs
+
+
+def parse_jobs(data: Any) -> list[dict[str, Any]]:
+    """``/jobs`` -> job rows."""
+    rows: dict[int, dict[str, Any]] = {}
+    for j in _need_list(data, "jobs"):
+        if not isinstance(j, dict) or j.get("jobId") is None:
+            continue
+        job_id = _int(j["jobId"])
+        rows[job_id] = {
+            "job_id": job_id,
+            "name": _str(j.get("name"), 100000),
+            "description": _str(j.get("description"), 100000),
+            "status": _str(j.get("status"), 32) or "UNKNOWN",
+            "submission_time_ms": parse_time_ms(j.get("submissionTime")),
+            "completion_time_ms": parse_time_ms(j.get("completionTime")),
+            "num_tasks": _int(j.get("numTasks")),
+            "num_failed_tasks": _int(j.get("numFailedTasks")),
+            "num_failed_stages": _int(j.get("numFailedStages")),
+            "stage_ids": [_int(s) for s in j.get("stageIds") or []],
+            "raw": j,
+        }
+    return list(rows.values())
+
+
+# ---------------------------------------------------------------------------------------- bundle
+
+
+@dataclass
+class AppBundle:
+    """Everything fetched for one application, parsed into rows, ready to load."""
+
+    entry: AppEntry
+    environment: list[dict[str, Any]] = field(default_factory=list)
+    executors: list[dict[str, Any]] = field(default_factory=list)
+    jobs: list[dict[str, Any]] = field(default_factory=list)
+    stages: list[dict[str, Any]] = field(default_factory=list)
+    distributions: list[dict[str, Any]] = field(default_factory=list)
+    stage_executors: list[dict[str, Any]] = field(default_factory=list)
+    tasks: list[dict[str, Any]] = field(default_factory=list)
+
+    def merge_tasks(self, rows: list[dict[str, Any]]) -> None:
+        """Add task rows; a task kept for two reasons is stored once, as 'both'."""
+        index = {(t["stage_id"], t["stage_attempt_id"], t["task_id"]): t for t in self.tasks}
+        for row in rows:
+            key = (row["stage_id"], row["stage_attempt_id"], row["task_id"])
+            have = index.get(key)
+            if have is None:
+                index[key] = row
+                self.tasks.append(row)
+            elif have["kept_because"] != row["kept_because"]:
+                have["kept_because"] = "both"
+                have["error_message"] = have["error_message"] or row["error_message"]
+
+    def application_row(self) -> dict[str, Any]:
+        """The application row with totals summed over stages, jobs and executors."""
+        e = self.entry
+        props = {p["name"]: p["value"] for p in self.environment if p["section"] == "spark"}
+        non_driver = [x for x in self.executors if not x["is_driver"]]
+        return {
+            "app_id": e.app_id,
+            "attempt_id": e.attempt_id or "",
+            "name": e.name,
+            "spark_user": e.user,
+            "queue": _str(props.get("spark.yarn.queue"), 255),
+            "spark_version": e.spark_version,
+            "start_time_ms": e.start_time_ms,
+            "end_time_ms": e.end_time_ms,
+            "duration_ms": e.duration_ms,
+            "last_updated_ms": e.last_updated_ms,
+            "completed": e.completed,
+            "num_jobs": len(self.jobs),
+            "num_failed_jobs": sum(1 for j in self.jobs if j["status"] == "FAILED"),
+            "num_stages": len(self.stages),
+            "num_failed_stages": sum(1 for s in self.stages if s["status"] == "FAILED"),
+            "num_tasks": sum(s["num_tasks"] for s in self.stages),
+            "num_failed_tasks": sum(s["num_failed_tasks"] for s in self.stages),
+            "num_executors": len(non_driver) or len(self.executors),
+            "executor_run_time_ms": sum(s["executor_run_time_ms"] for s in self.stages),
+            "executor_cpu_time_ns": sum(s["executor_cpu_time_ns"] for s in self.stages),
+            "jvm_gc_time_ms": sum(s["jvm_gc_time_ms"] for s in self.stages),
+            "input_bytes": sum(s["input_bytes"] for s in self.stages),
+            "output_bytes": sum(s["output_bytes"] for s in self.stages),
+            "shuffle_read_bytes": sum(s["shuffle_read_bytes"] for s in self.stages),
+            "shuffle_write_bytes": sum(s["shuffle_write_bytes"] for s in self.stages),
+            "memory_bytes_spilled": sum(s["memory_bytes_spilled"] for s in self.stages),
+            "disk_bytes_spilled": sum(s["disk_bytes_spilled"] for s in self.stages),
+            "raw": e.raw,
+        }

@@ -1,0 +1,51 @@
+"""What-if and sizing: history-calibrated models and encoded inputs."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    ForeignKey,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from sparkscope.models.base import Base
+
+
+class WhatIfModel(Base):
+    """The history-calibrated duration model of one recurring application (name per server),
+    fitted at fetch/analyze time so that pages only evaluate it."""
+
+    __tablename__ = "whatif_model"
+    __table_args__ = {"comment": "history-calibrated what-if models, one per name and server"}
+
+    server_id: Mapped[int] = mapped_column(
+        ForeignKey("history_server.id", ondelete="CASCADE"),
+        primary_key=True,
+        comment="history_server.id",
+    )
+    name: Mapped[str] = mapped_column(String(1000), primary_key=True, comment="application name")
+    fitted_at_ms: Mapped[int] = mapped_column(BigInteger, comment="when fitted, epoch ms")
+    n_train: Mapped[int] = mapped_column(Integer, comment="runs it was fitted on")
+    model: Mapped[str] = mapped_column(
+        Text, comment="JSON: terms, coefficients, reference input, out-of-sample residuals"
+    )
+
+
+class WhatIfInput(Base):
+    """The what-if input of one application (stages' task-time quantiles, totals, slowest tasks,
+    times, executors), encoded at fetch time so a what-if request reads one row."""
+
+    __tablename__ = "whatif_input"
+    __table_args__ = {"comment": "encoded what-if inputs, one row per application"}
+
+    application_id: Mapped[int] = mapped_column(
+        ForeignKey("application.id", ondelete="CASCADE"),
+        primary_key=True,
+        comment="application.id",
+    )
+    format: Mapped[str] = mapped_column(String(64), comment="encoding version")
+    data: Mapped[bytes] = mapped_column(LargeBinary, comment="zlib-compressed marshal of tuples")
