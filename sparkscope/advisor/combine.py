@@ -32,6 +32,9 @@ class Calibration:
     sim_residuals: tuple[float, ...] = ()
     combined_residuals: tuple[float, ...] = ()
     n_train: int = 0
+    #: Leave-one-out residuals of the bare simulation (no history terms): the band of sizes the
+    #: history has not seen (another core count).
+    bare_residuals: tuple[float, ...] = ()
 
     @property
     def weights(self) -> tuple[float, float]:
@@ -52,6 +55,7 @@ class Calibration:
             "sim_residuals": list(self.sim_residuals),
             "combined_residuals": list(self.combined_residuals),
             "n_train": self.n_train,
+            "bare_residuals": list(self.bare_residuals),
         }
 
     @classmethod
@@ -63,7 +67,13 @@ class Calibration:
             sim_residuals=tuple(d.get("sim_residuals") or ()),
             combined_residuals=tuple(d.get("combined_residuals") or ()),
             n_train=int(d.get("n_train") or 0),
+            bare_residuals=tuple(d.get("bare_residuals") or ()),
         )
+
+    def simulation_only(self) -> Calibration:
+        """The bare simulation with the band of its own out-of-sample residuals: for sizes the
+        history has not seen (history-calibrated terms apply at the observed core count only)."""
+        return Calibration(sim_residuals=self.bare_residuals, n_train=self.n_train)
 
     def describe(self) -> str:
         if self.history is None and self.overheads.work is None:
@@ -191,6 +201,7 @@ def fit_calibration(runs: Sequence[dict[str, Any]]) -> Calibration:
     if len(runs) < 2:
         return cal
     sim_pred: list[float] = []
+    bare_pred: list[float] = []
     hist_pred: list[float | None] = []
     for i, target in enumerate(runs):
         others = [r for j, r in enumerate(runs) if j != i]
@@ -205,6 +216,15 @@ def fit_calibration(runs: Sequence[dict[str, Any]]) -> Calibration:
             base["input_bytes"] or None,
         )
         sim_pred.append(p.predicted_ms)
+        bare = predict(
+            base["plan"],
+            Calibration(),
+            target["executors"],
+            target["cores"],
+            target["input_bytes"] or None,
+            base["input_bytes"] or None,
+        )
+        bare_pred.append(bare.predicted_ms)
         model = fit_history(others) if history is not None else None
         hist_pred.append(
             None
@@ -218,6 +238,7 @@ def fit_calibration(runs: Sequence[dict[str, Any]]) -> Calibration:
         )
     actual = [float(r["duration_ms"]) for r in runs]
     cal.sim_residuals = tuple(a / p - 1 for a, p in zip(actual, sim_pred, strict=True) if p)
+    cal.bare_residuals = tuple(a / p - 1 for a, p in zip(actual, bare_pred, strict=True) if p)
     ws, wh = cal.weights
     combined = []
     for a, s, h in zip(actual, sim_pred, hist_pred, strict=True):
