@@ -6,8 +6,9 @@
 - The history model (`calibrate.HistoryModel`, Ernest/OptEx form) predicts from size and input.
 - Both are weighted by the inverse of their mean squared leave-one-out relative error over the
   application's runs, so the one that has predicted this application better counts more.
-- The interval is the prediction scaled by the combined leave-one-out residuals (10th-90th
-  percentile); no history, no interval (the band collapses onto the prediction).
+- The interval is split-conformal on the absolute combined leave-one-out relative residuals
+  (rank ceil((n+1)·0.8) of n), widened to the bare simulation's residual spread when fewer than
+  10 runs stand behind it; no history, no interval (the band collapses onto the prediction).
 - Nothing is predicted below the floor: the longest chain of stages (each as long as its longest
   task) plus the driver-only time.
 """
@@ -19,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparkscope.advisor.calibrate import HistoryModel, Overheads, residual_band
+from sparkscope.advisor.calibrate import HistoryModel, Overheads, interval_halfwidth
 from sparkscope.advisor.simulate import Plan, simulate_sizes
 
 
@@ -73,7 +74,8 @@ class Calibration:
     def simulation_only(self) -> Calibration:
         """The bare simulation with the band of its own out-of-sample residuals: for sizes the
         history has not seen (history-calibrated terms apply at the observed core count only)."""
-        return Calibration(sim_residuals=self.bare_residuals, n_train=self.n_train)
+        bare = self.bare_residuals
+        return Calibration(sim_residuals=bare, bare_residuals=bare, n_train=self.n_train)
 
     def describe(self) -> str:
         if self.history is None and self.overheads.work is None:
@@ -147,7 +149,7 @@ def predict_many(
         startups=[cal.overheads.startup_ms(u) for u in used],
     )
     ws, wh = cal.weights
-    lo, hi = residual_band(cal.combined_residuals or cal.sim_residuals)
+    q = interval_halfwidth(cal.combined_residuals or cal.sim_residuals, cal.bare_residuals)
     out = []
     for n, u, sim in zip(executors, used, sims, strict=True):
         value = sim.duration_ms
@@ -157,8 +159,8 @@ def predict_many(
             value = ws * sim.duration_ms + wh * hist
         floor = sim.floor_ms
         value = max(value, floor)
-        low = max(floor, value * (1 + lo))
-        high = max(low, value * (1 + hi))
+        low = max(floor, value * (1 - q))
+        high = max(low, value * (1 + q))
         out.append(
             Point(
                 executors=n,
