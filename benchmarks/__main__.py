@@ -4,21 +4,25 @@ Each one can be run alone with its own options:
   python -m benchmarks.fetch_bench --help     fetcher: apps/s, requests/app, bytes, peak RSS, ratio to a bare crawl
   python -m benchmarks.rescore_bench --help   heuristics: re-scoring apps/s over 10,000 stored applications
   python -m benchmarks.web_bench --help       web: p50/p95 latency of every page on a 100,000-application fleet
+  python -m benchmarks.predict_bench --help   predictions: fetch-time cost per new run, backtest over a fleet
+  python -m benchmarks.whatif_bench --help    what-if: accuracy on the scaling corpus, sizing, curve latency
 """
 
 from __future__ import annotations
 
 import sys
 
-from benchmarks import fetch_bench, rescore_bench, web_bench
+from benchmarks import fetch_bench, predict_bench, rescore_bench, web_bench, whatif_bench
 
 
 def main() -> int:
-    """Run the three benchmarks in turn."""
+    """Run the benchmarks in turn."""
     for name, run in (
         ("fetcher", fetch_bench.main),
         ("heuristics re-scoring", rescore_bench.main),
         ("web", web_bench.main),
+        ("predictions", predict_bench.main),
+        ("what-if", whatif_bench.main),
     ):
         print(f"== {name} ==", flush=True)
         code = run([])

@@ -99,10 +99,10 @@ def fetch_time(runs: int = 1000, class_aware: bool = True) -> tuple[float, float
         return took[1], took[0]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--apps", type=int, default=100_000)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     import numpy as np
 
     fetch_time(100)  # imports and first-use costs out of the way

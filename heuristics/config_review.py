@@ -60,7 +60,7 @@ from heuristics.sparkconf import (
 NAME = "config"
 TITLE = "Configuration smells"
 #: Bump when what this heuristic computes changes: only its stored results are redone.
-VERSION = 2  # 2: "1 configuration smell", "1 core" in titles (issue 12)
+VERSION = 3  # 2: "1 configuration smell", "1 core" in titles (issue 12); 3: local-cluster is not local mode
 INPUTS = frozenset({"jobs", "spark_properties", "stages"})
 
 JAVA_SERIALIZER = "org.apache.spark.serializer.JavaSerializer"

@@ -36,7 +36,7 @@ from heuristics.sparkconf import is_local_mode
 NAME = "driver_gc"
 TITLE = "Driver GC"
 #: Bump when what this heuristic computes changes: only its stored results are redone.
-VERSION = 1
+VERSION = 2  # 2: local-cluster[n,c,m] masters are not local mode
 INPUTS = frozenset({"duration_ms", "executors", "spark_properties"})
 
 ADVICE = (

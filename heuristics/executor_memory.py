@@ -55,7 +55,7 @@ from heuristics.sparkconf import (
 NAME = "executor_memory"
 TITLE = "Executor memory"
 #: Bump when what this heuristic computes changes: only its stored results are redone.
-VERSION = 1
+VERSION = 2  # 2: local-cluster[n,c,m] masters are not local mode
 INPUTS = frozenset({"end_time_ms", "executors", "spark_properties", "start_time_ms"})
 
 ROUND_TO_BYTES = 512 * MIB

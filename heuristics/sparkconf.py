@@ -55,9 +55,14 @@ def parse_size_bytes(s: str | int | None, default_unit: str = "m") -> int | None
     return int(float(number) * factor)
 
 
+_LOCAL_CLUSTER = re.compile(r"^local-cluster\[\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\]$")
+
+
 def is_local_mode(props: Mapping[str, str]) -> bool:
-    """True when spark.master is local, local[N], local[*] or local[N,F]."""
-    return props.get("spark.master", "").strip().lower().startswith("local")
+    """True when spark.master is local, local[N], local[*] or local[N,F] (the driver runs the
+    tasks). ``local-cluster[n,c,m]`` is not local mode: it runs n real executor JVMs."""
+    master = props.get("spark.master", "").strip().lower()
+    return master == "local" or master.startswith("local[")
 
 
 def _memory(props: Mapping[str, str], key: str, default: str) -> int:
@@ -127,6 +132,9 @@ def executor_cores(props: Mapping[str, str]) -> int | None:
     master = props.get("spark.master", "")
     if is_local_mode(props):
         return _local_cores(master)
+    cluster = _LOCAL_CLUSTER.match(master.strip().lower())
+    if cluster:
+        return int(cluster.group(2))
     if master.startswith("yarn") or master.startswith("k8s"):
         return 1
     return None

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from sparkscope.advisor.combine import Point, nearest, predict, predict_many
 from sparkscope.advisor.simulate import build_plan
-from sparkscope.advisor.sizing import Prices, costs, default_sizes, recommend
+from sparkscope.advisor.sizing import Prices, costs, default_cores, default_sizes, recommend
 from sparkscope.config import PriceConfig
 from sparkscope.models import Application, HistoryServer
 from sparkscope.whatif import (
@@ -103,8 +103,11 @@ def advise(
     executors: Sequence[int] | None = None,
     server: str | None = None,
     prices: Prices | None = None,
+    core_counts: Sequence[int] | None = None,
 ) -> dict[str, Any]:
-    """The cheapest size meeting a deadline for a recurring application."""
+    """The cheapest size (executors x cores per executor) meeting a deadline for a recurring
+    application. ``curve`` holds the sizes at the latest run's core count, ``other_cores`` those
+    at the other counts considered (``core_counts``, default `default_cores`)."""
     prices = prices or Prices()
     query = select(Application.server_id).where(Application.name == name)
     if server is not None:
@@ -124,26 +127,53 @@ def advise(
         )
     cal = stored_calibration(session, server_id, name)
     cores = runs[-1]["cores"]
+    seen = sorted({int(r["cores"]) for r in runs})
     want_input = float(input_bytes) if input_bytes else float(runs[-1]["input_bytes"] or 0)
     sizes = list(executors or default_sizes([r["executors"] for r in runs], 1))
+    # Other core counts rest on the simulation alone; under dynamic allocation the executors'
+    # cores come from the observed timeline, so only the observed counts are considered.
+    dynamic = any(r["facts"].dynamic for r in runs)
+    considered = sorted(set(core_counts or ([] if dynamic else default_cores(seen))) | {cores})
+    if dynamic:
+        considered = [c for c in considered if c in seen]
     points = []
+    other = []
     floors = []
-    for n in sizes:
-        base = runs[nearest(runs, n * cores, want_input)]
-        if base["cores"] != cores:
-            base = runs[-1]
-        p = predict(
-            base["plan"], cal, n, cores, want_input or None, float(base["input_bytes"]) or None
-        )
-        floors.append(p.floor_ms)
-        points.append(_point_json(p, base["facts"], prices))
+    for c in considered:
+        history_seen = c in seen
+        for n in sizes:
+            if history_seen:
+                same = [r for r in runs if r["cores"] == c]
+                base = same[nearest(same, n * c, want_input)]
+                model = cal
+            else:
+                base = runs[nearest(runs, n * c, want_input)]
+                model = cal.simulation_only()
+            p = predict(
+                base["plan"], model, n, c, want_input or None, float(base["input_bytes"]) or None
+            )
+            point = _point_json(p, base["facts"], prices)
+            point["basis"] = "history" if history_seen and cal.n_train > 1 else "simulation"
+            if c == cores:
+                floors.append(p.floor_ms)
+                points.append(point)
+            else:
+                other.append(point)
     floor = min(floors)
-    best = recommend(points, deadline_ms)
+    best = recommend(points + other, deadline_ms)
     recommended = None
     if best is not None:
         recommended = {
             k: best[k]
-            for k in ("executors", "cores", "predicted_ms", "high_ms", "core_hours", "cost")
+            for k in (
+                "executors",
+                "cores",
+                "predicted_ms",
+                "high_ms",
+                "core_hours",
+                "cost",
+                "basis",
+            )
         }
     return {
         "name": name,
@@ -151,6 +181,9 @@ def advise(
         "recommended": recommended,
         "floor_ms": round(floor),
         "curve": points,
+        "other_cores": other,
+        "cores_seen": seen,
+        "cores_considered": considered,
         "model": cal.describe(),
         "n_train": len(runs),
     }

@@ -100,6 +100,9 @@ def whatif(
 @click.option("--input-bytes", type=int, default=None, help="Input size (default: latest run's).")
 @click.option("--executors", default=None, help="Counts to consider (default 1..2x largest seen).")
 @click.option("--server", default=None, help="Server name.")
+@click.option(
+    "--cores", default=None, help="Cores per executor to consider (default: seen, 1,2,4,8)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the API's JSON.")
 @pass_config
 def advise(
@@ -109,6 +112,7 @@ def advise(
     input_bytes: int | None,
     executors: str | None,
     server: str | None,
+    cores: str | None,
     as_json: bool,
 ) -> None:
     """The cheapest executor count whose predicted upper bound meets a deadline."""
@@ -127,12 +131,25 @@ def advise(
             sizes = parse_counts(executors)
         except ValueError as exc:
             fail_usage(f"--executors: {exc}")
+    core_counts = None
+    if cores:
+        try:
+            core_counts = parse_counts(cores, "core count")
+        except ValueError as exc:
+            fail_usage(f"--cores: {exc}")
     if input_bytes is not None and input_bytes <= 0:
         fail_usage("--input-bytes: must be positive")
     with _session(config) as session:
         try:
             body = run_advise(
-                session, name, deadline_ms, input_bytes, sizes, server, prices_of(config.prices)
+                session,
+                name,
+                deadline_ms,
+                input_bytes,
+                sizes,
+                server,
+                prices_of(config.prices),
+                core_counts,
             )
         except NoHistory as exc:
             fail_usage(str(exc))
@@ -155,9 +172,16 @@ def advise(
             f"recommended: {rec['executors']} executors x {rec['cores']} cores, predicted"
             f" {_seconds(rec['predicted_ms'])} (at most {_seconds(rec['high_ms'])}),"
             f" {rec['core_hours']:.4f} core-hours{money}"
+            + ("" if rec["basis"] == "history" else " (simulation only: cores not in the history)")
         )
     click.echo(f"model: {body['model']} ({body['n_train']} runs)")
-    _curve_table(body["curve"], _currency(config))
+    click.echo(
+        "cores per executor seen in the history: "
+        + ", ".join(str(c) for c in body["cores_seen"])
+        + "; considered: "
+        + ", ".join(str(c) for c in body["cores_considered"])
+    )
+    _curve_table(body["curve"] + body["other_cores"], _currency(config))
     if rec is None:
         sys.exit(EXIT_SOME_FAILED)
 

@@ -96,6 +96,42 @@ def residual_band(residuals: Sequence[float]) -> tuple[float, float]:
     return min(0.0, lo), max(0.0, hi)
 
 
+#: Nominal coverage of the what-if interval.
+INTERVAL_LEVEL = 0.8
+#: Fewer out-of-sample residuals than this is a short history: its interval is widened to the
+#: bare simulation's residual spread.
+SHORT_HISTORY = 10
+
+
+def conformal_halfwidth(residuals: Sequence[float], level: float = INTERVAL_LEVEL) -> float | None:
+    """Split-conformal half-width on absolute relative residuals: the k-th smallest |r| with
+    k = ceil((n+1)·level), which covers a new exchangeable run with probability >= level.
+    None when the history is too short for that rank (k > n)."""
+    n = len(residuals)
+    if n == 0:
+        return None
+    k = math.ceil((n + 1) * level - 1e-9)
+    if k > n:
+        return None
+    return sorted(abs(r) for r in residuals)[k - 1]
+
+
+def interval_halfwidth(residuals: Sequence[float], bare: Sequence[float] = ()) -> float:
+    """Relative half-width of the interval: the conformal quantile of ``residuals``; when they
+    are fewer than `SHORT_HISTORY` (or too few for the rank), at least the spread of the bare
+    simulation's residuals ``bare`` (its conformal quantile, else its largest |r|). 0 with no
+    residual at all (no history, no interval)."""
+    q = conformal_halfwidth(residuals)
+    if q is None:
+        q = max((abs(r) for r in residuals), default=0.0)
+    if len(residuals) < SHORT_HISTORY and bare:
+        spread = conformal_halfwidth(bare)
+        if spread is None:
+            spread = max(abs(r) for r in bare)
+        q = max(q, spread)
+    return q
+
+
 def _row(terms: Sequence[str], p: float, s: float) -> list[float]:
     p = max(p, 1e-9)
     values = {"const": 1.0, "s/P": s / p, "P": p, "s": s}

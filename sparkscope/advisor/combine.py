@@ -6,8 +6,9 @@
 - The history model (`calibrate.HistoryModel`, Ernest/OptEx form) predicts from size and input.
 - Both are weighted by the inverse of their mean squared leave-one-out relative error over the
   application's runs, so the one that has predicted this application better counts more.
-- The interval is the prediction scaled by the combined leave-one-out residuals (10th-90th
-  percentile); no history, no interval (the band collapses onto the prediction).
+- The interval is split-conformal on the absolute combined leave-one-out relative residuals
+  (rank ceil((n+1)·0.8) of n), widened to the bare simulation's residual spread when fewer than
+  10 runs stand behind it; no history, no interval (the band collapses onto the prediction).
 - Nothing is predicted below the floor: the longest chain of stages (each as long as its longest
   task) plus the driver-only time.
 """
@@ -19,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparkscope.advisor.calibrate import HistoryModel, Overheads, residual_band
+from sparkscope.advisor.calibrate import HistoryModel, Overheads, interval_halfwidth
 from sparkscope.advisor.simulate import Plan, simulate_sizes
 
 
@@ -32,6 +33,9 @@ class Calibration:
     sim_residuals: tuple[float, ...] = ()
     combined_residuals: tuple[float, ...] = ()
     n_train: int = 0
+    #: Leave-one-out residuals of the bare simulation (no history terms): the band of sizes the
+    #: history has not seen (another core count).
+    bare_residuals: tuple[float, ...] = ()
 
     @property
     def weights(self) -> tuple[float, float]:
@@ -52,6 +56,7 @@ class Calibration:
             "sim_residuals": list(self.sim_residuals),
             "combined_residuals": list(self.combined_residuals),
             "n_train": self.n_train,
+            "bare_residuals": list(self.bare_residuals),
         }
 
     @classmethod
@@ -63,7 +68,14 @@ class Calibration:
             sim_residuals=tuple(d.get("sim_residuals") or ()),
             combined_residuals=tuple(d.get("combined_residuals") or ()),
             n_train=int(d.get("n_train") or 0),
+            bare_residuals=tuple(d.get("bare_residuals") or ()),
         )
+
+    def simulation_only(self) -> Calibration:
+        """The bare simulation with the band of its own out-of-sample residuals: for sizes the
+        history has not seen (history-calibrated terms apply at the observed core count only)."""
+        bare = self.bare_residuals
+        return Calibration(sim_residuals=bare, bare_residuals=bare, n_train=self.n_train)
 
     def describe(self) -> str:
         if self.history is None and self.overheads.work is None:
@@ -137,7 +149,7 @@ def predict_many(
         startups=[cal.overheads.startup_ms(u) for u in used],
     )
     ws, wh = cal.weights
-    lo, hi = residual_band(cal.combined_residuals or cal.sim_residuals)
+    q = interval_halfwidth(cal.combined_residuals or cal.sim_residuals, cal.bare_residuals)
     out = []
     for n, u, sim in zip(executors, used, sims, strict=True):
         value = sim.duration_ms
@@ -147,8 +159,8 @@ def predict_many(
             value = ws * sim.duration_ms + wh * hist
         floor = sim.floor_ms
         value = max(value, floor)
-        low = max(floor, value * (1 + lo))
-        high = max(low, value * (1 + hi))
+        low = max(floor, value * (1 - q))
+        high = max(low, value * (1 + q))
         out.append(
             Point(
                 executors=n,
@@ -191,6 +203,7 @@ def fit_calibration(runs: Sequence[dict[str, Any]]) -> Calibration:
     if len(runs) < 2:
         return cal
     sim_pred: list[float] = []
+    bare_pred: list[float] = []
     hist_pred: list[float | None] = []
     for i, target in enumerate(runs):
         others = [r for j, r in enumerate(runs) if j != i]
@@ -205,6 +218,15 @@ def fit_calibration(runs: Sequence[dict[str, Any]]) -> Calibration:
             base["input_bytes"] or None,
         )
         sim_pred.append(p.predicted_ms)
+        bare = predict(
+            base["plan"],
+            Calibration(),
+            target["executors"],
+            target["cores"],
+            target["input_bytes"] or None,
+            base["input_bytes"] or None,
+        )
+        bare_pred.append(bare.predicted_ms)
         model = fit_history(others) if history is not None else None
         hist_pred.append(
             None
@@ -218,6 +240,7 @@ def fit_calibration(runs: Sequence[dict[str, Any]]) -> Calibration:
         )
     actual = [float(r["duration_ms"]) for r in runs]
     cal.sim_residuals = tuple(a / p - 1 for a, p in zip(actual, sim_pred, strict=True) if p)
+    cal.bare_residuals = tuple(a / p - 1 for a, p in zip(actual, bare_pred, strict=True) if p)
     ws, wh = cal.weights
     combined = []
     for a, s, h in zip(actual, sim_pred, hist_pred, strict=True):

@@ -71,6 +71,23 @@ def default_sizes(history_sizes: Sequence[int], observed: int) -> list[int]:
     return list(range(1, min(top, MAX_SIZES) + 1))
 
 
+#: Largest core count per executor considered by default (executors of more cores are rare
+#: and the simulation's no-contention assumption weakens with them).
+MAX_DEFAULT_CORES = 8
+
+
+def default_cores(seen: Sequence[int]) -> list[int]:
+    """The core counts the history has seen, and 1, 2, 4, ... up to the larger of
+    `MAX_DEFAULT_CORES` and the largest seen."""
+    top = max([MAX_DEFAULT_CORES, *seen])
+    out = set(seen)
+    c = 1
+    while c <= top:
+        out.add(c)
+        c *= 2
+    return sorted(out)
+
+
 @dataclass(frozen=True)
 class Prices:
     """Prices per core-hour and GB-hour; both None means core-hours are the cost."""

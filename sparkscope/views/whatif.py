@@ -76,10 +76,16 @@ def advise_route() -> Response:
     )
     raw_sizes = text(request.args, "executors", 2000)
     sizes = _param("executors", parse_counts, raw_sizes) if raw_sizes else None
+    raw_cores = text(request.args, "cores", 2000)
+    core_counts = _param("cores", parse_counts, raw_cores, "core count") if raw_cores else None
+    if core_counts is not None and (len(core_counts) > 8 or core_counts[-1] > 1024):
+        raise bad("cores", "at most 8 core counts, each at most 1024")
     server = text(request.args, "server", 200)
     prices = prices_of(current_app.config["SPARKSCOPE"].prices)
     try:
-        body = advise(get_session(), name, deadline, input_bytes, sizes, server, prices)
+        body = advise(
+            get_session(), name, deadline, input_bytes, sizes, server, prices, core_counts
+        )
     except NoHistory as exc:
         abort(404, description=str(exc))
     except WhatIfUnavailable as exc:

@@ -194,11 +194,21 @@
       sStatus.textContent = "Sizing…";
       getJson(sizing.getAttribute("data-advise-url") + "?" + params.toString()).then(function (body) {
         var cur = currencyOf(sizing, body.curve);
-        sStatus.textContent = recommendationText(body.recommended, body.deadline_ms, body.floor_ms, cur) +
-          " Model: " + body.model + " (" + body.n_train + " runs).";
-        sStatus.setAttribute("data-recommended", body.recommended ? String(body.recommended.executors) : "");
+        var rec = body.recommended;
+        // The chart shows the core count of the recommendation (else the history's).
+        var shown = body.curve;
+        if (rec && body.curve.length && rec.cores !== body.curve[0].cores) {
+          shown = (body.other_cores || []).filter(function (p) { return p.cores === rec.cores; });
+        }
+        var seen = (body.cores_seen || []).join(", ");
+        sStatus.textContent = recommendationText(rec, body.deadline_ms, body.floor_ms, cur) +
+          (rec && rec.basis === "simulation" ? " (simulation only: the history has not run " + rec.cores + " cores per executor)" : "") +
+          " Cores per executor in the history: " + seen + "; other counts (" + (body.cores_considered || []).join(", ") +
+          " considered) rest on the simulation alone. Model: " + body.model + " (" + body.n_train + " runs).";
+        sStatus.setAttribute("data-recommended", rec ? String(rec.executors) : "");
+        sStatus.setAttribute("data-recommended-cores", rec ? String(rec.cores) : "");
         return loadPlotly(sizing.getAttribute("data-plotly-src")).then(function () {
-          return draw(sChart, body.curve, { currency: cur, deadlineMs: body.deadline_ms, recommended: body.recommended });
+          return draw(sChart, shown, { currency: cur, deadlineMs: body.deadline_ms, recommended: rec });
         });
       }).catch(function (err) {
         sStatus.textContent = "Cannot size: " + err.message;

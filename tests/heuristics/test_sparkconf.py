@@ -58,6 +58,7 @@ def test_memory_defaults_and_overhead() -> None:
         ({"spark.master": "local[3]"}, 3),
         ({"spark.master": "local"}, 1),
         ({"spark.master": "spark://h:7077"}, None),
+        ({"spark.master": "local-cluster[4,2,1024]"}, 2),
     ],
 )
 def test_executor_cores(props: dict[str, str], expected: int | None) -> None:
@@ -68,3 +69,7 @@ def test_is_local_mode() -> None:
     assert is_local_mode({"spark.master": "local[*]"})
     assert not is_local_mode({"spark.master": "yarn"})
     assert not is_local_mode({})
+    assert is_local_mode({"spark.master": "local"})
+    assert is_local_mode({"spark.master": "local[4,2]"})
+    # local-cluster runs real executor JVMs: not local mode.
+    assert not is_local_mode({"spark.master": "local-cluster[2,1,1024]"})

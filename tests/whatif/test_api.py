@@ -125,6 +125,9 @@ def test_advise_recommends_the_cheapest_size_meeting_the_deadline(client: FlaskC
         "recommended",
         "floor_ms",
         "curve",
+        "other_cores",
+        "cores_seen",
+        "cores_considered",
         "model",
         "n_train",
     }
@@ -133,9 +136,41 @@ def test_advise_recommends_the_cheapest_size_meeting_the_deadline(client: FlaskC
     assert [p["executors"] for p in body["curve"]] == list(range(1, 17))
     rec = body["recommended"]
     assert rec is not None and rec["high_ms"] <= 45_000
-    meeting = [p for p in body["curve"] if p["high_ms"] <= 45_000]
+    meeting = [p for p in body["curve"] + body["other_cores"] if p["high_ms"] <= 45_000]
     assert rec["core_hours"] == min(p["core_hours"] for p in meeting)
-    assert set(rec) == {"executors", "cores", "predicted_ms", "high_ms", "core_hours", "cost"}
+    assert set(rec) == {
+        "executors",
+        "cores",
+        "predicted_ms",
+        "high_ms",
+        "core_hours",
+        "cost",
+        "basis",
+    }
+
+
+def test_advise_considers_other_core_counts_on_the_simulation(client: FlaskClient) -> None:
+    body = client.get(f"/api/advise?name={NIGHTLY}&deadline=45s&executors=1,2,4").get_json()
+    seen = body["cores_seen"]
+    assert len(seen) == 1
+    # The seen count, and powers of two up to 8.
+    assert body["cores_considered"] == sorted({*seen, 1, 2, 4, 8})
+    assert {p["cores"] for p in body["curve"]} == set(seen)
+    assert {p["basis"] for p in body["curve"]} == {"history"}
+    others = body["other_cores"]
+    assert {p["cores"] for p in others} == set(body["cores_considered"]) - set(seen)
+    assert {p["basis"] for p in others} == {"simulation"}
+    assert len(others) == 3 * (len(body["cores_considered"]) - 1)
+    # More slots per executor: never slower on the simulation at the same executor count.
+    by = {(p["executors"], p["cores"]): p["predicted_ms"] for p in others}
+    assert by[(2, 8)] <= by[(2, 4)]
+
+
+def test_advise_cores_parameter(client: FlaskClient) -> None:
+    body = client.get(f"/api/advise?name={NIGHTLY}&deadline=45s&executors=2&cores=4").get_json()
+    assert body["cores_considered"] == sorted({*body["cores_seen"], 4})
+    r = client.get(f"/api/advise?name={NIGHTLY}&deadline=45s&cores=0")
+    assert r.status_code == 400 and "cores" in r.get_json()["message"]
 
 
 def test_advise_for_a_bigger_input_needs_more(client: FlaskClient) -> None:
@@ -275,3 +310,22 @@ def test_pages_have_the_sections_and_compute_nothing(
     assert "js/whatif.js" in page
     hist = client.get(f"/history?name={NIGHTLY}").get_data(as_text=True)
     assert 'id="sizing"' in hist and 'data-name="nightly_feature_build"' in hist
+
+
+def test_cli_advise_cores(corpus_url: str) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from sparkscope.cli import cli
+
+    env = {"SPARKSCOPE_DATABASE_URL": corpus_url}
+    args = ["advise", "--name", NIGHTLY, "--deadline", "45s", "--executors", "1,2,4"]
+    out = CliRunner().invoke(cli, [*args, "--cores", "2,4", "--json"], env=env)
+    assert out.exit_code == 0, out.output
+    body = json.loads(out.output)
+    assert body["cores_considered"] == sorted({*body["cores_seen"], 2, 4})
+    text_out = CliRunner().invoke(cli, [*args, "--cores", "2"], env=env)
+    assert "cores per executor seen in the history: 1; considered: 1, 2" in text_out.output
+    bad_out = CliRunner().invoke(cli, [*args, "--cores", "x"], env=env)
+    assert bad_out.exit_code == 2 and "--cores" in bad_out.output

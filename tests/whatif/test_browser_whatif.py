@@ -92,5 +92,7 @@ def test_what_if_chart_and_deadline(browser, base_url: str) -> None:  # type: ig
     status = page.locator("#sizing-status")
     assert status.inner_text().startswith("Recommended for 45.0 s")
     assert int(status.get_attribute("data-recommended") or "0") >= 2
+    assert "Cores per executor in the history: " in status.inner_text()
+    assert int(status.get_attribute("data-recommended-cores") or "0") >= 1
     page.screenshot(path=str(SHOTS / "whatif-history.png"), full_page=True)
     assert errors == []

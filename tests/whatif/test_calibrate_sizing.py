@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 
 from sparkscope.advisor.calibrate import (
+    conformal_halfwidth,
     fit_history,
     fit_overheads,
     identifiable_terms,
+    interval_halfwidth,
     residual_band,
 )
 from sparkscope.advisor.sizing import (
@@ -66,6 +68,30 @@ def test_band_comes_from_out_of_sample_residuals() -> None:
     assert residual_band([-0.1, 0.05, 0.2]) == (-0.1, 0.2)
     lo, hi = residual_band([i / 100 for i in range(-10, 11)])
     assert lo == pytest.approx(-0.08) and hi == pytest.approx(0.08)
+
+
+def test_conformal_half_width_uses_the_finite_sample_rank() -> None:
+    # n = 9: k = ceil(10 * 0.8) = 8, the 8th smallest |r|.
+    res = [0.01, -0.02, 0.03, -0.04, 0.05, -0.06, 0.07, -0.08, 0.09]
+    assert conformal_halfwidth(res) == pytest.approx(0.08)
+    # n = 3: k = ceil(3.2) = 4 > 3, too short for the rank.
+    assert conformal_halfwidth([0.1, 0.2, -0.3]) is None
+    assert conformal_halfwidth([]) is None
+    # n = 19: k = 16.
+    assert conformal_halfwidth([i / 100 for i in range(1, 20)]) == pytest.approx(0.16)
+
+
+def test_interval_widens_to_the_simulation_spread_when_history_is_short() -> None:
+    assert interval_halfwidth([]) == 0.0
+    # Too short for the rank and no simulation residuals: the largest |r|.
+    assert interval_halfwidth([0.1, -0.3]) == pytest.approx(0.3)
+    # Short history: at least the bare simulation's spread.
+    assert interval_halfwidth([0.1, -0.3], [0.5, -0.2]) == pytest.approx(0.5)
+    nine = [0.01] * 9
+    assert interval_halfwidth(nine, [0.4] * 9) == pytest.approx(0.4)
+    # Ten or more residuals: the history's own conformal quantile, not widened.
+    ten = [0.01] * 10
+    assert interval_halfwidth(ten, [0.4] * 10) == pytest.approx(0.01)
 
 
 def test_overheads_learn_contention_and_start_up_from_the_history() -> None:

@@ -65,7 +65,8 @@ def test_history_calibrated_leave_one_out_meets_its_targets(runs: list[dict[str,
     assert len(errors.values) == 36
     assert errors.median <= 0.06, str(errors)
     assert errors.p90 <= 0.15, str(errors)
-    assert coverage >= 0.5
+    # Split-conformal at a nominal 80% (it measured 69% with the 10th-90th percentile band).
+    assert coverage >= 0.75, coverage
 
 
 def test_sizing_meets_its_targets(runs: list[dict[str, Any]]) -> None:
