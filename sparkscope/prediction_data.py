@@ -16,13 +16,14 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from sparkscope.advisor import classaware, rolling
-from sparkscope.advisor.features import KEY_SETTINGS, RunFeatures, run_features
+from sparkscope.advisor.features import KEY_SETTINGS, RunFeatures, recurring_key, run_features
 from sparkscope.advisor.rolling import Point
 from sparkscope.config import PredictionConfig
 from sparkscope.db import now_ms
 from sparkscope.models import (
     AnalysisResult,
     Application,
+    ApplicationName,
     EnvironmentProperty,
     Executor,
     Job,
@@ -32,6 +33,32 @@ from sparkscope.models import (
 )
 
 BATCH = 2000
+
+
+def key_names(
+    session: Session, key: str, patterns: Sequence[str], server_id: int | None = None
+) -> dict[int, list[str]]:
+    """The stored application names whose recurring key (``recurring_key``, the one the
+    predictions use) is ``key``, per server: a scan of the distinct names, then the servers."""
+    names = [
+        n
+        for n in session.scalars(select(ApplicationName.name))
+        if n == key or recurring_key(n, patterns) == key
+    ]
+    out: dict[int, list[str]] = defaultdict(list)
+    for i in range(0, len(names), 1000):
+        query = (
+            select(Application.server_id, Application.name)
+            .where(Application.name.in_(names[i : i + 1000]))
+            .distinct()
+        )
+        if server_id is not None:
+            query = query.where(Application.server_id == server_id)
+        for sid, name in session.execute(query):
+            out[sid].append(name)
+    return {sid: sorted(ns) for sid, ns in out.items()}
+
+
 #: Earlier runs read per key: the training window plus the residuals of the earliest of them.
 HISTORY = rolling.WINDOW + rolling.RESIDUAL_RUNS
 POOL = 500
