@@ -31,7 +31,14 @@ from sparkscope.models import (
 from sparkscope.prediction_data import key_names
 from sparkscope.whatif_input import RunFacts, WhatIfUnavailable
 
-__all__ = ["RunFacts", "WhatIfUnavailable", "load_run", "history_runs", "refit_models"]
+__all__ = [
+    "RunFacts",
+    "WhatIfUnavailable",
+    "load_run",
+    "history_runs",
+    "key_histories",
+    "refit_models",
+]
 
 
 def gather(session: Session, app: Application) -> dict[str, Any]:
@@ -181,6 +188,29 @@ def history_runs(
             }
         )
     return out
+
+
+def key_histories(
+    session: Session, patterns: Sequence[str] = (), keys: Iterable[str] = ()
+) -> list[dict[str, Any]]:
+    """The usable runs (as :func:`history_runs`) of every recurring key of every server, or of
+    the keys (or names) given, each with ``name``: (server id, key), the group the what-if
+    evaluation predicts within."""
+    wanted = set(keys)
+    groups = set()
+    for server_id, name in session.execute(
+        select(Application.server_id, Application.name).distinct()
+    ):
+        key = recurring_key(name, patterns)
+        if not wanted or key in wanted or name in wanted:
+            groups.add((server_id, key))
+    runs: list[dict[str, Any]] = []
+    for server_id, key in sorted(groups):
+        runs += [
+            {**r, "name": (server_id, key)}
+            for r in history_runs(session, server_id, key, patterns=patterns)
+        ]
+    return runs
 
 
 def refit_models(
