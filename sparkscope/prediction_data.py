@@ -8,7 +8,7 @@ from __future__ import annotations
 import pickle
 import zlib
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,16 +35,25 @@ from sparkscope.models import (
 BATCH = 2000
 
 
+def names_of_keys(
+    session: Session, keys: Iterable[str], patterns: Sequence[str]
+) -> dict[str, list[str]]:
+    """The stored application names (any server) whose recurring key (``recurring_key``, the
+    one the predictions use) is one of ``keys``: one scan of the distinct names."""
+    wanted = set(keys)
+    out: dict[str, list[str]] = defaultdict(list)
+    for name in session.scalars(select(ApplicationName.name)):
+        key = recurring_key(name, patterns)
+        if key in wanted:
+            out[key].append(name)
+    return {k: sorted(ns) for k, ns in out.items()}
+
+
 def key_names(
     session: Session, key: str, patterns: Sequence[str], server_id: int | None = None
 ) -> dict[int, list[str]]:
-    """The stored application names whose recurring key (``recurring_key``, the one the
-    predictions use) is ``key``, per server: a scan of the distinct names, then the servers."""
-    names = [
-        n
-        for n in session.scalars(select(ApplicationName.name))
-        if n == key or recurring_key(n, patterns) == key
-    ]
+    """The stored names of a recurring key, per server that ran them."""
+    names = names_of_keys(session, [key], patterns).get(key, [])
     out: dict[int, list[str]] = defaultdict(list)
     for i in range(0, len(names), 1000):
         query = (

@@ -28,7 +28,7 @@ from sparkscope.models import (
     WhatIfInput,
     WhatIfModel,
 )
-from sparkscope.prediction_data import key_names
+from sparkscope.prediction_data import names_of_keys
 from sparkscope.whatif_input import RunFacts, WhatIfUnavailable
 
 __all__ = [
@@ -143,14 +143,16 @@ def history_runs(
     key: str,
     exclude_pk: int | None = None,
     patterns: Sequence[str] = (),
+    names: Sequence[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Usable runs of a recurring key on a server (the predictions' key: the names that
     ``recurring_key(name, patterns)`` maps to ``key``; completed, no failed stage, with
     distributions), oldest first, each with its size, input, duration, work, start-up and
-    simulation plan."""
+    simulation plan. ``names``: the key's names when the caller has them."""
     from sparkscope.advisor.simulate import build_plan
 
-    names = key_names(session, key, patterns, server_id).get(server_id, [])
+    if names is None:
+        names = names_of_keys(session, [key], patterns).get(key, [])
     if not names:
         return []
     apps = session.scalars(
@@ -197,18 +199,18 @@ def key_histories(
     the keys (or names) given, each with ``name``: (server id, key), the group the what-if
     evaluation predicts within."""
     wanted = set(keys)
-    groups = set()
+    groups: dict[tuple[int, str], list[str]] = {}
     for server_id, name in session.execute(
         select(Application.server_id, Application.name).distinct()
     ):
         key = recurring_key(name, patterns)
         if not wanted or key in wanted or name in wanted:
-            groups.add((server_id, key))
+            groups.setdefault((server_id, key), []).append(name)
     runs: list[dict[str, Any]] = []
-    for server_id, key in sorted(groups):
+    for (server_id, key), names in sorted(groups.items()):
         runs += [
             {**r, "name": (server_id, key)}
-            for r in history_runs(session, server_id, key, patterns=patterns)
+            for r in history_runs(session, server_id, key, patterns=patterns, names=names)
         ]
     return runs
 
@@ -221,8 +223,10 @@ def refit_models(
     from sparkscope.advisor.combine import fit_calibration
 
     count = 0
-    for key in sorted({recurring_key(n, patterns) for n in names}):
-        runs = history_runs(session, server_id, key, patterns=patterns)
+    keys = sorted({recurring_key(n, patterns) for n in names})
+    groups = names_of_keys(session, keys, patterns)  # one scan of the names for every key
+    for key in keys:
+        runs = history_runs(session, server_id, key, names=groups.get(key, []))
         session.execute(
             delete(WhatIfModel).where(WhatIfModel.server_id == server_id, WhatIfModel.name == key)
         )

@@ -113,7 +113,8 @@ def advise(
     names or its recurring key (``patterns``: predictions.key_patterns)."""
     prices = prices or Prices()
     key = recurring_key(name, patterns)
-    server_ids = sorted(key_names(session, key, patterns))
+    by_server = key_names(session, key, patterns)
+    server_ids = sorted(by_server)
     if server is not None:
         wanted = session.scalar(select(HistoryServer.id).where(HistoryServer.name == server))
         server_ids = [s for s in server_ids if s == wanted]
@@ -122,7 +123,7 @@ def advise(
     if len(server_ids) > 1:
         raise NoHistory(f"{name!r} ran on several servers: add server=")
     server_id = server_ids[0]
-    runs = history_runs(session, server_id, key, patterns=patterns)
+    runs = history_runs(session, server_id, key, names=by_server[server_id])
     if not runs:
         raise WhatIfUnavailable(
             f"no run of {name!r} can be simulated (running, failed stages or no distributions)"

@@ -55,15 +55,15 @@ def test_dated_names_are_one_application_for_history_and_models(fresh_corpus_url
         runs = history_runs(session, 1, NIGHTLY, patterns=(DATE,))
         assert len(runs) == 12
         assert sorted(r["executors"] for r in runs) == [1, 1, 2, 2, 3, 3, 4, 4, 6, 6, 8, 8]
-        # The fetch hook's refit: one model under the key, trained on every run of it.
-        assert refit_models(session, 1, names, (DATE,)) == 1
+        # The fetch hook's refit: one model per key, trained on every run of it.
+        assert refit_models(session, 1, [*names, "catalog_join_export"], (DATE,)) == 2
         rows = session.execute(
             select(WhatIfModel.name, WhatIfModel.n_train).where(
-                WhatIfModel.name.like(f"{NIGHTLY}%")
+                WhatIfModel.name.like(f"{NIGHTLY}%") | (WhatIfModel.name == "catalog_join_export")
             )
         ).all()
     engine.dispose()
-    assert rows == [(NIGHTLY, 12)]
+    assert sorted(rows) == [("catalog_join_export", 12), (NIGHTLY, 12)]
 
 
 def test_advise_by_any_dated_name_or_the_key(fresh_corpus_url: str) -> None:
