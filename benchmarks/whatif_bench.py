@@ -48,19 +48,15 @@ def _fetch_corpus(url: str) -> None:
 
 def accuracy(url: str) -> dict[str, Any]:
     """The corpus figures (all out of sample)."""
-    from sqlalchemy import create_engine, select
+    from sqlalchemy import create_engine
     from sqlalchemy.orm import Session
 
     from sparkscope.advisor import evaluate
-    from sparkscope.models import Application
-    from sparkscope.whatif import history_runs
+    from sparkscope.whatif import key_histories
 
     engine = create_engine(url)
-    runs = []
     with Session(engine) as session:
-        pairs = session.execute(select(Application.server_id, Application.name).distinct()).all()
-        for server_id, name in sorted(pairs):
-            runs += [{**r, "name": name} for r in history_runs(session, server_id, name)]
+        runs = key_histories(session)
     engine.dispose()
     loo, coverage = evaluate.leave_one_out(runs)
     return {

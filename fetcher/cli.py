@@ -176,6 +176,7 @@ def fetch(
         threads=threads,
         backfill=backfill,
         reconcile=reconcile,
+        predictions=config.predictions,
     )
     started = time.perf_counter()
     try:

@@ -42,10 +42,10 @@ from fetcher.watermark import Advance
 from heuristics.base import AppData
 from sparkscope import inputs
 from sparkscope.analysis import record_config, score_and_store, store_inputs
-from sparkscope.config import FetcherConfig, ServerConfig
+from sparkscope.config import FetcherConfig, PredictionConfig, ServerConfig
 from sparkscope.db import now_ms
 from sparkscope.models import FetchRun
-from sparkscope.predictions import refresh_after_fetch
+from sparkscope.predictions import refresh_after_fetch, settings_or_default
 from sparkscope.whatif import refit_after_fetch
 from sparkscope.whatif import store_input as store_whatif_input
 
@@ -81,6 +81,8 @@ class FetchOptions:
     threads: int | None = None
     backfill: bool = False
     reconcile: bool = False
+    #: `predictions:` of the config the fetch was given (None: the default config file's).
+    predictions: PredictionConfig | None = None
 
 
 @dataclass
@@ -213,8 +215,9 @@ def run_server(
         _fetch_and_load(
             factory, client, server_id, fcfg, opts, todo, redaction, registry, result, progress
         )
-        refresh_after_fetch(factory, server_id)
-        refit_after_fetch(factory, server_id, [e.name for e in todo.todo])
+        pcfg = settings_or_default(opts.predictions)
+        refresh_after_fetch(factory, server_id, pcfg)
+        refit_after_fetch(factory, server_id, [e.name for e in todo.todo], pcfg.key_patterns)
     except BaseException as exc:
         crashed = f"interrupted: {type(exc).__name__}: {exc}"[:2000]
         raise

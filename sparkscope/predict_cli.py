@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import asdict
+from typing import Any
 
 import click
 
@@ -22,19 +23,32 @@ from sparkscope.config import Config
     help="Score runs with at least "
     "this many earlier successful runs of their key (default: predictions.min_history).",
 )
+@click.option(
+    "--whatif",
+    is_flag=True,
+    help="Instead: the what-if and sizing accuracy (single-run, leave-one-out, sizing).",
+)
 @pass_config
 def backtest(
-    config: Config, names: tuple[str, ...], as_json: bool, min_history: int | None
+    config: Config,
+    names: tuple[str, ...],
+    as_json: bool,
+    min_history: int | None,
+    whatif: bool,
 ) -> None:
     """Predict every stored run from the runs before it; print the errors per key and overall.
 
     n, MAPE, median and P90 absolute percentage error, share off by 2x or more, interval
     coverage against its nominal level, skill against last-run and median-of-5, and the
-    next-run forecast's MAPE.
+    next-run forecast's MAPE. With --whatif: the what-if figures of the recurring keys'
+    runs, all out of sample (single-run what-if, history-calibrated leave one out, sizing).
     """
     from sparkscope.db import make_engine, make_sessionmaker
     from sparkscope.prediction_backtest import backtest_database
 
+    if whatif:
+        _whatif(config, names, as_json)
+        return
     started = time.perf_counter()
     cfg = config.predictions
     factory = make_sessionmaker(make_engine(config.database_url))
@@ -71,3 +85,56 @@ def backtest(
 
 def _pct(v: float | None, width: int = 6) -> str:
     return f"{'-' if v is None else f'{100 * v:.1f}%':>{width}s}"
+
+
+def _whatif(config: Config, names: tuple[str, ...], as_json: bool) -> None:
+    """`backtest --whatif`: sparkscope.advisor.evaluate on the stored runs of each key."""
+    from sqlalchemy.orm import Session
+
+    from sparkscope.advisor import evaluate
+    from sparkscope.db import make_engine
+    from sparkscope.whatif import key_histories
+
+    started = time.perf_counter()
+    engine = make_engine(config.database_url)
+    with Session(engine) as session:
+        runs = key_histories(session, config.predictions.key_patterns, names)
+    engine.dispose()
+    if names and not runs:
+        fail_usage(f"no stored run of {', '.join(names)} can be simulated")
+    bare = evaluate.single_run(runs, use_history=False)
+    single = evaluate.single_run(runs)
+    loo, coverage = evaluate.leave_one_out(runs)
+    sizing = evaluate.sizing(runs)
+    seconds = time.perf_counter() - started
+    figures = {
+        "runs": len(runs),
+        "keys": len({r["name"] for r in runs}),
+        "bare_simulation": _errors(bare),
+        "single_run": _errors(single),
+        "leave_one_out": {**_errors(loo), "coverage": coverage},
+        "sizing": sizing,
+        "seconds": round(seconds, 2),
+    }
+    if as_json:
+        click.echo(json.dumps(figures, indent=2))
+        return
+    click.echo(f"what-if on {figures['runs']} runs of {figures['keys']} recurring keys")
+    for label, e in (
+        ("bare simulation (no history)", bare),
+        ("single-run what-if (target 10% / 25%)", single),
+        ("history-calibrated, leave one out (target 6% / 15%)", loo),
+    ):
+        click.echo(f"  {label:52s} {e}")
+    click.echo(f"  {'runs inside their leave-one-out interval':52s} {coverage:.0%}")
+    click.echo(
+        f"  {'sizing (targets 90% / 80%)':52s} real run meets the deadline {sizing['meets']:.0%},"
+        f" is the cheapest that does {sizing['cheapest']:.0%} ({sizing['cases']:.0f} deadlines)"
+    )
+    click.echo(f"{seconds:.1f} s")
+
+
+def _errors(e: Any) -> dict[str, Any]:
+    """Median/P90 APE (None when nothing could be predicted) and the count."""
+    n = len(e.values)
+    return {"n": n, "median_ape": e.median if n else None, "p90_ape": e.p90 if n else None}

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pickle
 import zlib
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,13 +16,14 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from sparkscope.advisor import classaware, rolling
-from sparkscope.advisor.features import KEY_SETTINGS, RunFeatures, run_features
+from sparkscope.advisor.features import KEY_SETTINGS, RunFeatures, recurring_key, run_features
 from sparkscope.advisor.rolling import Point
 from sparkscope.config import PredictionConfig
 from sparkscope.db import now_ms
 from sparkscope.models import (
     AnalysisResult,
     Application,
+    ApplicationName,
     EnvironmentProperty,
     Executor,
     Job,
@@ -32,6 +33,41 @@ from sparkscope.models import (
 )
 
 BATCH = 2000
+
+
+def names_of_keys(
+    session: Session, keys: Iterable[str], patterns: Sequence[str]
+) -> dict[str, list[str]]:
+    """The stored application names (any server) whose recurring key (``recurring_key``, the
+    one the predictions use) is one of ``keys``: one scan of the distinct names."""
+    wanted = set(keys)
+    out: dict[str, list[str]] = defaultdict(list)
+    for name in session.scalars(select(ApplicationName.name)):
+        key = recurring_key(name, patterns)
+        if key in wanted:
+            out[key].append(name)
+    return {k: sorted(ns) for k, ns in out.items()}
+
+
+def key_names(
+    session: Session, key: str, patterns: Sequence[str], server_id: int | None = None
+) -> dict[int, list[str]]:
+    """The stored names of a recurring key, per server that ran them."""
+    names = names_of_keys(session, [key], patterns).get(key, [])
+    out: dict[int, list[str]] = defaultdict(list)
+    for i in range(0, len(names), 1000):
+        query = (
+            select(Application.server_id, Application.name)
+            .where(Application.name.in_(names[i : i + 1000]))
+            .distinct()
+        )
+        if server_id is not None:
+            query = query.where(Application.server_id == server_id)
+        for sid, name in session.execute(query):
+            out[sid].append(name)
+    return {sid: sorted(ns) for sid, ns in out.items()}
+
+
 #: Earlier runs read per key: the training window plus the residuals of the earliest of them.
 HISTORY = rolling.WINDOW + rolling.RESIDUAL_RUNS
 POOL = 500

@@ -314,11 +314,14 @@ def _shrunk_keys(session: Session, server_id: int) -> list[str]:
     ]
 
 
-def refresh_after_fetch(factory: sessionmaker[Session], server_id: int) -> None:
-    """The fetcher's hook: update the server's predictions; a failure is logged, never fatal
-    to the fetch (the next fetch or `sparkscope analyze` retries it)."""
+def refresh_after_fetch(
+    factory: sessionmaker[Session], server_id: int, settings: PredictionConfig | None = None
+) -> None:
+    """The fetcher's hook: update the server's predictions with ``settings`` (the fetch's config;
+    None: the default config file's); a failure is logged, never fatal to the fetch (the next
+    fetch or `sparkscope analyze` retries it)."""
     try:
-        stats = refresh_server(factory, server_id)
+        stats = refresh_server(factory, server_id, settings)
     except Exception:
         log.exception("predictions of server %s not updated", server_id)
         return

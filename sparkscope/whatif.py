@@ -8,13 +8,14 @@ history-calibrated model of every name touched by a fetch (never on a page load)
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from sparkscope import whatif_input as wi
+from sparkscope.advisor.features import recurring_key
 from sparkscope.advisor.simulate import AppRun
 from sparkscope.db import now_ms
 from sparkscope.models import (
@@ -27,9 +28,17 @@ from sparkscope.models import (
     WhatIfInput,
     WhatIfModel,
 )
+from sparkscope.prediction_data import names_of_keys
 from sparkscope.whatif_input import RunFacts, WhatIfUnavailable
 
-__all__ = ["RunFacts", "WhatIfUnavailable", "load_run", "history_runs", "refit_models"]
+__all__ = [
+    "RunFacts",
+    "WhatIfUnavailable",
+    "load_run",
+    "history_runs",
+    "key_histories",
+    "refit_models",
+]
 
 
 def gather(session: Session, app: Application) -> dict[str, Any]:
@@ -124,22 +133,33 @@ def store_input(session: Session, application_pk: int, bundle: Any) -> None:
 
 # ------------------------------------------------------------------------------------- history
 
-#: Runs of one name a model is fitted on (the newest).
+#: Runs of one recurring key a model is fitted on (the newest).
 MAX_HISTORY_RUNS = 40
 
 
 def history_runs(
-    session: Session, server_id: int, name: str, exclude_pk: int | None = None
+    session: Session,
+    server_id: int,
+    key: str,
+    exclude_pk: int | None = None,
+    patterns: Sequence[str] = (),
+    names: Sequence[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Usable runs of a name on a server (completed, no failed stage, with distributions),
-    oldest first, each with its size, input, duration, work, start-up and simulation plan."""
+    """Usable runs of a recurring key on a server (the predictions' key: the names that
+    ``recurring_key(name, patterns)`` maps to ``key``; completed, no failed stage, with
+    distributions), oldest first, each with its size, input, duration, work, start-up and
+    simulation plan. ``names``: the key's names when the caller has them."""
     from sparkscope.advisor.simulate import build_plan
 
+    if names is None:
+        names = names_of_keys(session, [key], patterns).get(key, [])
+    if not names:
+        return []
     apps = session.scalars(
         select(Application)
         .where(
             Application.server_id == server_id,
-            Application.name == name,
+            Application.name.in_(names),
             Application.completed.is_(True),
         )
         .order_by(Application.start_time_ms.desc())
@@ -172,15 +192,43 @@ def history_runs(
     return out
 
 
-def refit_models(session: Session, server_id: int, names: Iterable[str]) -> int:
-    """Fit and store the calibration of each name (at fetch/analyze time, never on a page)."""
+def key_histories(
+    session: Session, patterns: Sequence[str] = (), keys: Iterable[str] = ()
+) -> list[dict[str, Any]]:
+    """The usable runs (as :func:`history_runs`) of every recurring key of every server, or of
+    the keys (or names) given, each with ``name``: (server id, key), the group the what-if
+    evaluation predicts within."""
+    wanted = set(keys)
+    groups: dict[tuple[int, str], list[str]] = {}
+    for server_id, name in session.execute(
+        select(Application.server_id, Application.name).distinct()
+    ):
+        key = recurring_key(name, patterns)
+        if not wanted or key in wanted or name in wanted:
+            groups.setdefault((server_id, key), []).append(name)
+    runs: list[dict[str, Any]] = []
+    for (server_id, key), names in sorted(groups.items()):
+        runs += [
+            {**r, "name": (server_id, key)}
+            for r in history_runs(session, server_id, key, patterns=patterns, names=names)
+        ]
+    return runs
+
+
+def refit_models(
+    session: Session, server_id: int, names: Iterable[str], patterns: Sequence[str] = ()
+) -> int:
+    """Fit and store the calibration of the recurring key of each name (at fetch/analyze time,
+    never on a page); ``whatif_model.name`` holds the key."""
     from sparkscope.advisor.combine import fit_calibration
 
     count = 0
-    for name in sorted(set(names)):
-        runs = history_runs(session, server_id, name)
+    keys = sorted({recurring_key(n, patterns) for n in names})
+    groups = names_of_keys(session, keys, patterns)  # one scan of the names for every key
+    for key in keys:
+        runs = history_runs(session, server_id, key, names=groups.get(key, []))
         session.execute(
-            delete(WhatIfModel).where(WhatIfModel.server_id == server_id, WhatIfModel.name == name)
+            delete(WhatIfModel).where(WhatIfModel.server_id == server_id, WhatIfModel.name == key)
         )
         if not runs:
             continue
@@ -188,7 +236,7 @@ def refit_models(session: Session, server_id: int, names: Iterable[str]) -> int:
         session.add(
             WhatIfModel(
                 server_id=server_id,
-                name=name,
+                name=key,
                 fitted_at_ms=now_ms(),
                 n_train=len(runs),
                 model=json.dumps(cal.to_dict()),
@@ -198,17 +246,19 @@ def refit_models(session: Session, server_id: int, names: Iterable[str]) -> int:
     return count
 
 
-def stored_calibration(session: Session, server_id: int, name: str) -> Any:
-    """The stored calibration of a name, or an empty one (simulation as observed)."""
+def stored_calibration(session: Session, server_id: int, key: str) -> Any:
+    """The stored calibration of a recurring key, or an empty one (simulation as observed)."""
     from sparkscope.advisor.combine import Calibration
 
     row = session.scalar(
-        select(WhatIfModel).where(WhatIfModel.server_id == server_id, WhatIfModel.name == name)
+        select(WhatIfModel).where(WhatIfModel.server_id == server_id, WhatIfModel.name == key)
     )
     return Calibration() if row is None else Calibration.from_dict(json.loads(row.model))
 
 
-def refit_after_fetch(factory: Any, server_id: int, names: Iterable[str]) -> None:
+def refit_after_fetch(
+    factory: Any, server_id: int, names: Iterable[str], patterns: Sequence[str] = ()
+) -> None:
     """Refit the models of the names a fetch touched, in one transaction; a failure is logged
     and never fails the fetch (the models are refitted by the next fetch or `whatif-fit`)."""
     import logging
@@ -220,6 +270,6 @@ def refit_after_fetch(factory: Any, server_id: int, names: Iterable[str]) -> Non
         return
     try:
         with factory() as session, session.begin():
-            refit_models(session, server_id, names)
+            refit_models(session, server_id, names, patterns)
     except (SQLAlchemyError, ValueError, ArithmeticError) as exc:
         logging.getLogger("sparkscope.whatif").warning("what-if models not refitted: %s", exc)

@@ -13,10 +13,12 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from sparkscope.advisor.combine import Point, nearest, predict, predict_many
+from sparkscope.advisor.features import recurring_key
 from sparkscope.advisor.simulate import build_plan
 from sparkscope.advisor.sizing import Prices, costs, default_cores, default_sizes, recommend
 from sparkscope.config import PriceConfig
 from sparkscope.models import Application, HistoryServer
+from sparkscope.prediction_data import key_names
 from sparkscope.whatif import (
     RunFacts,
     WhatIfUnavailable,
@@ -60,12 +62,14 @@ def app_whatif(
     cores: int | None = None,
     input_scale: float | None = None,
     prices: Prices | None = None,
+    patterns: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """The what-if curve of one stored application (WhatIfUnavailable when data is missing)."""
+    """The what-if curve of one stored application (WhatIfUnavailable when data is missing);
+    ``patterns``: predictions.key_patterns (the calibration is its recurring key's)."""
     prices = prices or Prices()
     run, facts = load_run(session, app)
     plan = build_plan(run)
-    cal = stored_calibration(session, app.server_id, app.name)
+    cal = stored_calibration(session, app.server_id, recurring_key(app.name, patterns))
     base_input = float(facts.input_bytes) or None
     target_input = base_input * input_scale if (base_input and input_scale) else None
     if input_scale and not base_input:
@@ -104,28 +108,31 @@ def advise(
     server: str | None = None,
     prices: Prices | None = None,
     core_counts: Sequence[int] | None = None,
+    patterns: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The cheapest size (executors x cores per executor) meeting a deadline for a recurring
-    application. ``curve`` holds the sizes at the latest run's core count, ``other_cores`` those
-    at the other counts considered (``core_counts``, default `default_cores`)."""
+    application: ``name`` is one of its names or its recurring key (``patterns``:
+    predictions.key_patterns). ``curve`` holds the sizes at the latest run's core count,
+    ``other_cores`` those at the other counts considered (``core_counts``, default
+    `default_cores`)."""
     prices = prices or Prices()
-    query = select(Application.server_id).where(Application.name == name)
+    key = recurring_key(name, patterns)
+    by_server = key_names(session, key, patterns)
+    server_ids = sorted(by_server)
     if server is not None:
-        query = query.join(HistoryServer, HistoryServer.id == Application.server_id).where(
-            HistoryServer.name == server
-        )
-    server_ids = sorted(set(session.scalars(query)))
+        wanted = session.scalar(select(HistoryServer.id).where(HistoryServer.name == server))
+        server_ids = [s for s in server_ids if s == wanted]
     if not server_ids:
         raise NoHistory(f"no stored run named {name!r}" + (f" on {server!r}" if server else ""))
     if len(server_ids) > 1:
         raise NoHistory(f"{name!r} ran on several servers: add server=")
     server_id = server_ids[0]
-    runs = history_runs(session, server_id, name)
+    runs = history_runs(session, server_id, key, names=by_server[server_id])
     if not runs:
         raise WhatIfUnavailable(
             f"no run of {name!r} can be simulated (running, failed stages or no distributions)"
         )
-    cal = stored_calibration(session, server_id, name)
+    cal = stored_calibration(session, server_id, key)
     cores = runs[-1]["cores"]
     seen = sorted({int(r["cores"]) for r in runs})
     want_input = float(input_bytes) if input_bytes else float(runs[-1]["input_bytes"] or 0)

@@ -76,7 +76,15 @@ def whatif(
     with _session(config) as session:
         try:
             app = find_app(session, app_id, server)
-            body = app_whatif(session, app, sizes, cores, input_scale, prices_of(config.prices))
+            body = app_whatif(
+                session,
+                app,
+                sizes,
+                cores,
+                input_scale,
+                prices_of(config.prices),
+                config.predictions.key_patterns,
+            )
         except (NotFoundError, AmbiguousAppError) as exc:
             fail_usage(str(exc))
         except WhatIfUnavailable as exc:
@@ -150,6 +158,7 @@ def advise(
                 server,
                 prices_of(config.prices),
                 core_counts,
+                config.predictions.key_patterns,
             )
         except NoHistory as exc:
             fail_usage(str(exc))
@@ -187,21 +196,25 @@ def advise(
 
 
 @click.command("whatif-fit")
-@click.option("--name", "names", multiple=True, help="Only this application name (repeatable).")
+@click.option(
+    "--name", "names", multiple=True, help="Only this name or recurring key (repeatable)."
+)
 @pass_config
 def whatif_fit(config: Config, names: tuple[str, ...]) -> None:
     """Fit the history-calibrated what-if models of stored applications (a fetch does it for
     the names it loads; run this once after upgrading)."""
     from sqlalchemy import select
 
+    from sparkscope.advisor.features import recurring_key
     from sparkscope.models import Application
     from sparkscope.whatif import refit_models
 
+    patterns = config.predictions.key_patterns
     with _session(config) as session, session.begin():
         pairs = session.execute(select(Application.server_id, Application.name).distinct()).all()
         by_server: dict[int, list[str]] = {}
         for server_id, name in pairs:
-            if not names or name in names:
+            if not names or name in names or recurring_key(name, patterns) in names:
                 by_server.setdefault(server_id, []).append(name)
-        fitted = sum(refit_models(session, sid, ns) for sid, ns in by_server.items())
+        fitted = sum(refit_models(session, sid, ns, patterns) for sid, ns in by_server.items())
     click.echo(f"fitted {fitted} what-if models")

@@ -52,12 +52,13 @@ def whatif(app_id: str) -> Response:
     app = lookup(app_id, text(request.args, "server", 200), text(request.args, "attempt", 64))
     session = get_session()
     prices = prices_of(current_app.config["SPARKSCOPE"].prices)
+    patterns = current_app.config["SPARKSCOPE"].predictions.key_patterns
     key = ("whatif", db_key(session), app.id, app.fetched_at_ms, tuple(executors), cores, scale)
     try:
         body = cached(
             key,
             float(current_app.config.get("WHATIF_CACHE_SECONDS", 60)),
-            lambda: app_whatif(session, app, executors, cores, scale, prices),
+            lambda: app_whatif(session, app, executors, cores, scale, prices, patterns),
         )
     except WhatIfUnavailable as exc:
         return _unavailable(exc)
@@ -83,8 +84,9 @@ def advise_route() -> Response:
     server = text(request.args, "server", 200)
     prices = prices_of(current_app.config["SPARKSCOPE"].prices)
     try:
+        patterns = current_app.config["SPARKSCOPE"].predictions.key_patterns
         body = advise(
-            get_session(), name, deadline, input_bytes, sizes, server, prices, core_counts
+            get_session(), name, deadline, input_bytes, sizes, server, prices, core_counts, patterns
         )
     except NoHistory as exc:
         abort(404, description=str(exc))
