@@ -4,56 +4,30 @@ compare it with its previous run, open its history and click a point. No console
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from flask import Flask
-from werkzeug.serving import make_server
+
+from tests.support.browser import SHOTS, chromium, new_page, served
 
 pytestmark = pytest.mark.browser
-
-ROOT = Path(__file__).resolve().parents[2]
-SHOTS = ROOT / "test-artifacts" / "screenshots"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 @pytest.fixture(scope="module")
 def base_url(app: Flask) -> Iterator[str]:
-    """The app served by werkzeug on a free local port, in a thread."""
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    thread.join(timeout=10)
+    with served(app) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+    with chromium() as b:
+        yield b
 
 
 def test_search_open_compare_history_click(browser, base_url: str) -> None:  # type: ignore[no-untyped-def]
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    errors: list[str] = []
-    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page, errors = new_page(browser)
 
     # Search with filters through the form.
     page.goto(f"{base_url}/search")

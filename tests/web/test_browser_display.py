@@ -4,16 +4,14 @@ open from their links. Screenshots in test-artifacts/screenshots/."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 
 import pytest
-from werkzeug.serving import make_server
 
 from heuristics.base import Severity
 from sparkscope.display import severity_style
+from tests.support.browser import SHOTS, chromium, new_page, served
 from tests.web.conftest import make_app
-from tests.web.test_browser import CHROMIUM_ARGS, SHOTS
 from tests.web.test_what_users_see import ODD_IDS, url  # noqa: F401  (the module's database)
 
 pytestmark = pytest.mark.browser
@@ -27,27 +25,17 @@ def _rgb(hex_color: str) -> str:
 @pytest.fixture(scope="module")
 def base_url(url: str) -> Iterator[str]:  # noqa: F811
     app = make_app(url)
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    thread.join(timeout=10)
+    with served(app) as base:
+        yield base
     app.extensions["sparkscope.engine"].dispose()
 
 
 @pytest.fixture(scope="module")
 def page(base_url: str) -> Iterator[object]:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        tab = chromium.new_page(viewport={"width": 1280, "height": 900})
-        errors: list[str] = []
-        tab.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-        tab.on("pageerror", lambda exc: errors.append(str(exc)))
+    with chromium() as browser:
+        tab, errors = new_page(browser)
         yield tab
-        chromium.close()
-        assert errors == []
+    assert errors == []
 
 
 def test_severity_colours_and_root_cause(page, base_url: str) -> None:  # type: ignore[no-untyped-def]

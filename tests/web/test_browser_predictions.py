@@ -3,18 +3,16 @@ regressions and the next-run forecast after the last run (recorded recurring cor
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from werkzeug.serving import make_server
 
 from sparkscope.cli import cli
 from tests.conftest import create_pg_database, drop_pg_database
+from tests.support.browser import SHOTS, chromium, new_page, served
 from tests.web.conftest import make_app
-from tests.web.test_browser import CHROMIUM_ARGS, SHOTS
 
 pytestmark = pytest.mark.browser
 
@@ -33,40 +31,26 @@ def recurring_url(pg_server_url: str, pg_template: str) -> Iterator[str]:
 
 
 def test_history_band_forecast_and_regressions(recurring_url: str) -> None:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    server = make_server("127.0.0.1", 0, make_app(recurring_url), threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        with sync_api.sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1280, "height": 1100})
-            errors: list[str] = []
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            page.goto(f"http://127.0.0.1:{server.server_port}/history?name=order_enrichment")
-            page.wait_for_selector("#band-chart[data-ready='1']")
-            traces = page.evaluate(
-                """() => document.getElementById('band-chart').data.map(t => ({
-                    name: t.name || '', fill: t.fill || '', n: t.x.length, x: t.x, y: t.y}))"""
-            )
-            by_name = {t["name"]: t for t in traces}
-            # The band: the interval's bottom filled up to its top, one value per predicted run.
-            assert by_name["interval"]["fill"] == "tonexty"
-            assert by_name["interval"]["n"] == by_name["expected"]["n"] == 14
-            tops = [t for t in traces if t["name"] == ""][0]["y"]
-            assert all(lo <= hi for lo, hi in zip(by_name["interval"]["y"], tops, strict=True))
-            assert by_name["took"]["n"] == 15
-            assert by_name["regression"]["n"] >= 1
-            forecast = by_name["next run (forecast)"]
-            assert forecast["n"] == 1 and forecast["x"][0] > max(by_name["took"]["x"])
-            # The band is drawn: Plotly rendered a filled path for it.
-            assert page.locator("#band-chart .scatterlayer .js-fill").count() >= 1
-            assert "Next run: expected" in page.locator("#prediction-band").inner_text()
-            SHOTS.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(SHOTS / "history-prediction-band.png"), full_page=True)
-            browser.close()
-            assert errors == []
-    finally:
-        server.shutdown()
-        thread.join(timeout=10)
+    with served(make_app(recurring_url)) as base, chromium() as browser:
+        page, errors = new_page(browser, height=1100)
+        page.goto(f"{base}/history?name=order_enrichment")
+        page.wait_for_selector("#band-chart[data-ready='1']")
+        traces = page.evaluate(
+            """() => document.getElementById('band-chart').data.map(t => ({
+                name: t.name || '', fill: t.fill || '', n: t.x.length, x: t.x, y: t.y}))"""
+        )
+        by_name = {t["name"]: t for t in traces}
+        # The band: the interval's bottom filled up to its top, one value per predicted run.
+        assert by_name["interval"]["fill"] == "tonexty"
+        assert by_name["interval"]["n"] == by_name["expected"]["n"] == 14
+        tops = [t for t in traces if t["name"] == ""][0]["y"]
+        assert all(lo <= hi for lo, hi in zip(by_name["interval"]["y"], tops, strict=True))
+        assert by_name["took"]["n"] == 15
+        assert by_name["regression"]["n"] >= 1
+        forecast = by_name["next run (forecast)"]
+        assert forecast["n"] == 1 and forecast["x"][0] > max(by_name["took"]["x"])
+        # The band is drawn: Plotly rendered a filled path for it.
+        assert page.locator("#band-chart .scatterlayer .js-fill").count() >= 1
+        assert "Next run: expected" in page.locator("#prediction-band").inner_text()
+        page.screenshot(path=str(SHOTS / "history-prediction-band.png"), full_page=True)
+        assert errors == []

@@ -3,54 +3,30 @@ a CSP violation would be one)."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from werkzeug.serving import make_server
 
+from tests.support.browser import SHOTS, chromium, new_page, served
 from tests.whatif.test_api import CHURN_8X, NIGHTLY, make
 
 pytestmark = pytest.mark.browser
 
-SHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
 
 @pytest.fixture(scope="module")
 def base_url(corpus_url: str) -> Iterator[str]:
-    server = make_server("127.0.0.1", 0, make(corpus_url), threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    thread.join(timeout=10)
+    with served(make(corpus_url)) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+    with chromium() as b:
+        yield b
 
 
 def test_what_if_chart_and_deadline(browser, base_url: str) -> None:  # type: ignore[no-untyped-def]
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    errors: list[str] = []
-    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page, errors = new_page(browser)
 
     page.goto(f"{base_url}/apps/{CHURN_8X}")
     # Nothing is asked for until the section is opened.
