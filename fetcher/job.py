@@ -320,7 +320,7 @@ def _load(
             store_inputs(session, data)
             store_whatif_input(session, app_pk, bundle)
             if registry is not None:
-                score_and_store(session, data, registry)
+                score_and_store(session, data, registry, just_loaded=True)
             watermark.apply(session, server_id, advance)
     except SQLAlchemyError as exc:
         return f"database error: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}"

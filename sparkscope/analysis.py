@@ -97,18 +97,24 @@ def analyze_apps(
 
 
 def score_and_store(
-    session: Session, data: Mapping[int, hb.AppData], registry: Registry, reuse: bool = False
+    session: Session,
+    data: Mapping[int, hb.AppData],
+    registry: Registry,
+    reuse: bool = False,
+    just_loaded: bool = False,
 ) -> None:
     """Score already-built inputs (application.id -> AppData) and replace their findings (the
     caller records the config with :func:`record_config`).
 
     With ``reuse``, a heuristic whose params are the same as under the config an application was
-    last scored with keeps its stored result instead of running again.
+    last scored with keeps its stored result instead of running again. ``just_loaded``: the
+    applications were (re)loaded in this transaction, which deleted any stored results, so there
+    is nothing to read back.
     """
     if not data:
         return
     ids = list(data)
-    stored = stored_documents(session, ids)
+    stored = {} if just_loaded else stored_documents(session, ids)
     digests = registry.digests
     previous = previous_digests(session, ids) if reuse else {}
     scored: dict[int, list[dict[str, Any]]] = {}
