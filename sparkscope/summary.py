@@ -28,7 +28,6 @@ DAY_MS = 86_400_000
 NO_DAY = -1
 #: The summed columns, in the order of a contribution vector.
 FIELDS = ("apps", "executors", "jobs", "stages", "tasks", "wasted_core_hours", "wasted_apps")
-DIMENSIONS = ("severity", "user", "queue", "heuristic")
 
 Key = tuple[str, int, str]
 """(dimension, day, key) of one summary row."""
