@@ -27,7 +27,7 @@ class RunPoint:
     value_text: str
 
 
-def _plotly_date(epoch_ms: int) -> str:
+def plotly_date(epoch_ms: float) -> str:
     # Plotly.js parses "YYYY-MM-DD HH:MM:SS.fff" as a date but not an ISO string ending in "Z".
     # Written field by field: strftime costs several times more, a thousand times a page.
     s = dt.datetime.fromtimestamp(epoch_ms / 1000, tz=dt.UTC)
@@ -48,7 +48,7 @@ def history_figure(points: Sequence[RunPoint], metric_label: str, unit: str) -> 
     def ys(chosen: Sequence[RunPoint]) -> list[float | None]:
         return [None if p.value is None else p.value / scale for p in chosen]
 
-    dates = {p.start_ms: _plotly_date(p.start_ms) for p in points}  # each date written once
+    dates = {p.start_ms: plotly_date(p.start_ms) for p in points}  # each date written once
     # A faint line through every run keeps the trend visible across the per-severity traces.
     data: list[dict[str, Any]] = [
         {

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, load_only
 
+from sparkscope.charts import plotly_date
+from sparkscope.display import fmt_duration_ms as d
 from sparkscope.models import Application, HistoryServer, RecurringForecast, RunPrediction
 
 PREDICTION_FIELDS = (
@@ -68,17 +69,6 @@ def app_prediction(session: Session, application_pk: int) -> RunPrediction | Non
     return session.get(RunPrediction, application_pk)
 
 
-def _secs(ms: float | None) -> str:
-    if ms is None:
-        return "?"
-    s = ms / 1000
-    if s < 90:
-        return f"{s:.1f} s"
-    if s < 5400:
-        return f"{s / 60:.1f} min"
-    return f"{s / 3600:.1f} h"
-
-
 def prediction_line(p: RunPrediction | None) -> str | None:
     """One line for the application page, e.g. ``expected 12 s (10–14 s, 80%); took 19 s: +58% —
     regression: ...``."""
@@ -87,8 +77,8 @@ def prediction_line(p: RunPrediction | None) -> str | None:
     if p.verdict == "insufficient_history" or p.expected_ms is None:
         return f"no verdict yet: {p.n_train} earlier successful run(s) of this application"
     text = (
-        f"expected {_secs(p.expected_ms)} ({_secs(p.low_ms)}–{_secs(p.high_ms)}, "
-        f"{p.level:.0%}); took {_secs(p.duration_ms)}"
+        f"expected {d(p.expected_ms)} ({d(p.low_ms)}–{d(p.high_ms)}, "
+        f"{p.level:.0%}); took {d(p.duration_ms)}"
     )
     if p.excess_pct is not None:
         text += f": {p.excess_pct:+.0f}%"
@@ -165,11 +155,6 @@ def recent_regressions(session: Session, since_ms: int, limit: int = 20) -> list
     ]
 
 
-def _date(ms: float) -> str:
-    stamp = dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC)
-    return stamp.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
-
-
 def band_figure(
     runs: list[tuple[RunPrediction, str]], forecast: RecurringForecast | None
 ) -> dict[str, Any] | None:
@@ -178,7 +163,7 @@ def band_figure(
     shown = [(p, u) for p, u in runs if p.expected_ms is not None]
     if not shown and forecast is None:
         return None
-    x = [_date(p.start_time_ms) for p, _u in shown]
+    x = [plotly_date(p.start_time_ms) for p, _u in shown]
     s = 1000.0
     data: list[dict[str, Any]] = [
         {
@@ -213,7 +198,7 @@ def band_figure(
             "type": "scatter",
             "mode": "markers",
             "name": "took",
-            "x": [_date(p.start_time_ms) for p, _u in runs],
+            "x": [plotly_date(p.start_time_ms) for p, _u in runs],
             "y": [(p.duration_ms or 0) / s for p, _u in runs],
             "customdata": [[u, p.verdict] for p, u in runs],
             "hovertemplate": "%{y:.1f} s (%{customdata[1]})<extra></extra>",
@@ -227,7 +212,7 @@ def band_figure(
                 "type": "scatter",
                 "mode": "markers",
                 "name": "regression",
-                "x": [_date(p.start_time_ms) for p, _u in bad],
+                "x": [plotly_date(p.start_time_ms) for p, _u in bad],
                 "y": [(p.duration_ms or 0) / s for p, _u in bad],
                 "customdata": [[u] for _p, u in bad],
                 "marker": {"color": "#c62828", "size": 14, "symbol": "x"},
@@ -239,7 +224,7 @@ def band_figure(
                 "type": "scatter",
                 "mode": "markers",
                 "name": "next run (forecast)",
-                "x": [_date(forecast.next_start_ms)],
+                "x": [plotly_date(forecast.next_start_ms)],
                 "y": [forecast.expected_ms / s],
                 "error_y": {
                     "type": "data",

@@ -120,7 +120,14 @@ def load_run(session: Session, app: Application) -> tuple[AppRun, RunFacts]:
     row = session.execute(
         select(WhatIfInput.format, WhatIfInput.data).where(WhatIfInput.application_id == app.id)
     ).first()
-    data = wi.decode(row[1]) if row is not None and row[0] == wi.FORMAT else gather(session, app)
+    return _run_of(session, app, None if row is None else (row[0], row[1]))
+
+
+def _run_of(
+    session: Session, app: Application, stored: tuple[str, bytes] | None
+) -> tuple[AppRun, RunFacts]:
+    """:func:`load_run` from the stored (format, data) already read, if any."""
+    data = wi.decode(stored[1]) if stored and stored[0] == wi.FORMAT else gather(session, app)
     return wi.build(data)
 
 
@@ -165,12 +172,20 @@ def history_runs(
         .order_by(Application.start_time_ms.desc())
         .limit(MAX_HISTORY_RUNS)
     ).all()
+    usable = [a for a in reversed(apps) if a.id != exclude_pk and a.duration_ms]
+    # The stored inputs of every run in one query, not one per run (this runs on a GET).
+    stored = {
+        pk: (fmt, data)
+        for pk, fmt, data in session.execute(
+            select(WhatIfInput.application_id, WhatIfInput.format, WhatIfInput.data).where(
+                WhatIfInput.application_id.in_([a.id for a in usable])
+            )
+        )
+    }
     out = []
-    for a in reversed(apps):
-        if a.id == exclude_pk or not a.duration_ms:
-            continue
+    for a in usable:
         try:
-            run, f = load_run(session, a)
+            run, f = _run_of(session, a, stored.get(a.id))
         except WhatIfUnavailable:
             continue
         plan = build_plan(run)
