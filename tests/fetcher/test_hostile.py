@@ -106,7 +106,7 @@ def test_hostile_number_fails_only_its_app(
     assert (app, count) == (BAD, 1) and "number out of range" in error
     run = last_run(factory)
     assert (run.status, run.apps_loaded, run.apps_failed) == ("partial", len(IDS) - 1, 1)
-    assert run.finished_at_ms is not None
+    assert run.finished_at_ms is not None and run.finished_at_ms >= run.started_at_ms
 
 
 def _filtered_listing(listing: str) -> Any:

@@ -274,8 +274,13 @@ def test_numbers_are_ascii_digits_only(client: FlaskClient, path: str) -> None:
 
 
 def test_ascii_numbers_still_work(client: FlaskClient) -> None:
-    assert client.get("/search?severity=3&page=1").status_code == 200
-    assert client.get("/?days=30").status_code == 200
+    search = client.get("/search?severity=3&page=1")
+    assert search.status_code == 200
+    # The number was read, not dropped: severity 3 (severe) is the selected minimum.
+    assert '<option value="severe" selected>' in search.get_data(as_text=True)
+    dash = client.get("/?days=30")
+    assert dash.status_code == 200
+    assert '<option value="30" selected>' in dash.get_data(as_text=True)
 
 
 def test_odd_application_ids_open_from_their_links(client: FlaskClient) -> None:

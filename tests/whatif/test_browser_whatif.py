@@ -6,7 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from sqlalchemy import create_engine, select
+from sqlalchemy.orm import Session
 
+from sparkscope.models import Application
 from tests.support.browser import SHOTS, chromium, new_page, served
 from tests.whatif.test_api import CHURN_8X, NIGHTLY, make
 
@@ -25,7 +28,15 @@ def browser() -> Iterator[object]:
         yield b
 
 
-def test_what_if_chart_and_deadline(browser, base_url: str) -> None:  # type: ignore[no-untyped-def]
+def test_what_if_chart_and_deadline(browser, base_url: str, corpus_url: str) -> None:  # type: ignore[no-untyped-def]
+    engine = create_engine(corpus_url)
+    with Session(engine) as session:
+        stored = session.execute(
+            select(Application.duration_ms, Application.num_executors).where(
+                Application.app_id == CHURN_8X
+            )
+        ).one()
+    engine.dispose()
     page, errors = new_page(browser)
 
     page.goto(f"{base_url}/apps/{CHURN_8X}")
@@ -38,6 +49,10 @@ def test_what_if_chart_and_deadline(browser, base_url: str) -> None:  # type: ig
     assert chart.get_attribute("data-traces") == "5"
     assert page.locator("#whatif-chart .scatterlayer .trace").count() == 5
     assert "69.2 s" in page.locator("#whatif-status").inner_text()
+    # The status reports the stored run itself: its executors and its duration.
+    observed = page.locator("#whatif-status").inner_text()
+    assert observed.startswith(f"Observed: {stored.num_executors} executors ×")
+    assert f"{stored.duration_ms / 1000:.1f} s. Floor: " in observed
 
     # A deadline marks the recommendation (and adds its marker to the chart).
     page.fill("#whatif-deadline", "90s")

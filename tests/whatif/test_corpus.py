@@ -43,6 +43,11 @@ def test_every_run_can_be_simulated(runs: list[dict[str, Any]]) -> None:
     # must have stored the slowest tasks of each big stage.
     big = [s for r in runs for s in r["plan"].app.stages if s.num_tasks > 20]
     assert big and all(s.slowest_ms for s in big)
+    for s in big:
+        # The stored ones are tasks of this stage, and really its slowest: the longest is at least
+        # the stage's mean executor run time.
+        assert len(s.slowest_ms) <= s.num_tasks and min(s.slowest_ms) >= 0, s.stage_id
+        assert max(s.slowest_ms) >= s.run_time_ms / s.num_tasks, s.stage_id
 
 
 def test_single_run_what_if_meets_its_targets(runs: list[dict[str, Any]]) -> None:
