@@ -92,6 +92,8 @@ class ServerResult:
     server: str
     seen: int = 0
     loaded: int = 0
+    #: names of the applications loaded (their recurring keys' what-if models are refitted)
+    loaded_names: set[str] = field(default_factory=set)
     skipped: int = 0
     failed: list[tuple[str, str]] = field(default_factory=list)
     gave_up: list[str] = field(default_factory=list)
@@ -217,7 +219,7 @@ def run_server(
         )
         pcfg = settings_or_default(opts.predictions)
         refresh_after_fetch(factory, server_id, pcfg)
-        refit_after_fetch(factory, server_id, [e.name for e in todo.todo], pcfg.key_patterns)
+        refit_after_fetch(factory, server_id, sorted(result.loaded_names), pcfg.key_patterns)
     except BaseException as exc:
         crashed = f"interrupted: {type(exc).__name__}: {exc}"[:2000]
         raise
@@ -271,6 +273,7 @@ def _fetch_and_load(
                 done += 1
                 if error is None:
                     result.loaded += 1
+                    result.loaded_names.add(entry.name)
                     log.info("loaded %s (%s)", entry.app_id, entry.name)
                 else:
                     result.failed.append((entry.app_id, error))
@@ -313,14 +316,17 @@ def _load(
     """Load (and analyse) one application in one transaction; return an error text or None."""
     try:
         with factory() as session, session.begin():
-            app_pk = loader.load_application(session, server_id, bundle)
-            # Inputs from the rows in memory rather than read back from what was just written;
-            # encoded for re-scoring, and scored here unless analysis is off.
-            data = {app_pk: app_data(bundle)}
-            store_inputs(session, data)
-            store_whatif_input(session, app_pk, bundle)
-            if registry is not None:
-                score_and_store(session, data, registry, just_loaded=True)
+
+            def derive(app_pk: int) -> None:
+                # Inputs from the rows in memory rather than read back from what was just
+                # written; encoded for re-scoring, and scored here unless analysis is off.
+                data = {app_pk: app_data(bundle)}
+                store_inputs(session, data)
+                store_whatif_input(session, app_pk, bundle)
+                if registry is not None:
+                    score_and_store(session, data, registry, just_loaded=True)
+
+            loader.load_application(session, server_id, bundle, derive)
             watermark.apply(session, server_id, advance)
     except SQLAlchemyError as exc:
         return f"database error: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}"

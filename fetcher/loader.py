@@ -6,6 +6,7 @@ whole application or, when anything fails, the caller rolls back and nothing of 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import delete, select
@@ -39,8 +40,17 @@ def ensure_server(session: Session, name: str, url: str) -> int:
     return server_id
 
 
-def load_application(session: Session, server_id: int, bundle: AppBundle) -> int:
-    """Upsert the application row and replace all of its child rows; return application.id."""
+def load_application(
+    session: Session,
+    server_id: int,
+    bundle: AppBundle,
+    derive: Callable[[int], None] | None = None,
+) -> int:
+    """Upsert the application row and replace all of its child rows; return application.id.
+
+    ``derive(application.id)`` runs once the rows are written and before the day summary takes
+    the application's new contribution, so what it stores (findings, worst severity) is counted
+    in the same single summary update."""
     row = bundle.application_row()
     row["server_id"] = server_id
     row["fetched_at_ms"] = now_ms()
@@ -96,6 +106,8 @@ def load_application(session: Session, server_id: int, bundle: AppBundle) -> int
             FetchFailure.attempt_id == row["attempt_id"],
         )
     )
+    if derive is not None:
+        derive(app_pk)
     summary.apply(session, before, summary.read(session, [app_pk]))
     return app_pk
 

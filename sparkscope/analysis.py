@@ -109,7 +109,7 @@ def score_and_store(
     With ``reuse``, a heuristic whose params are the same as under the config an application was
     last scored with keeps its stored result instead of running again. ``just_loaded``: the
     applications were (re)loaded in this transaction, which deleted any stored results, so there
-    is nothing to read back.
+    is nothing to read back, and the loader updates the day summary once for the whole load.
     """
     if not data:
         return
@@ -121,7 +121,7 @@ def score_and_store(
     for pk, app in data.items():
         scored[pk] = _score(registry, digests, app, stored.get(pk), previous.get(pk))
     core = {pk: core_hours(app) for pk, app in data.items()}
-    store_documents(session, scored, stored, registry.fingerprint, core)
+    store_documents(session, scored, stored, registry.fingerprint, core, summarise=not just_loaded)
 
 
 def _score(

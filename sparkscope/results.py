@@ -36,6 +36,7 @@ def store_documents(
     stored: dict[int, str],
     fingerprint: str,
     core: dict[int, tuple[float, float]],
+    summarise: bool = True,
 ) -> None:
     """Write the results of a batch: each application's document (and its finding rows) where it
     differs from the stored one, and every application's fingerprint, severity and core-hours.
@@ -44,7 +45,7 @@ def store_documents(
     boundary, and stored results leave the thresholds out), and reading a document back costs a
     fraction of rewriting it.
     """
-    before = summary.read(session, list(scored))
+    before = summary.read(session, list(scored)) if summarise else {}
     documents = {pk: orjson.dumps(results).decode() for pk, results in scored.items()}
     changed = [pk for pk, doc in documents.items() if stored.get(pk) != doc]
     if changed:
@@ -74,7 +75,8 @@ def store_documents(
         ],
         fingerprint,
     )
-    summary.apply(session, before, summary.read(session, list(scored)))
+    if summarise:  # else the caller (the fetch's loader) updates the summary once for the load
+        summary.apply(session, before, summary.read(session, list(scored)))
 
 
 def _write_documents(session: Session, documents: dict[int, str], at: int) -> None:

@@ -8,10 +8,12 @@ history-calibrated model of every name touched by a fetch (never on a page load)
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import delete, select
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from sparkscope import whatif_input as wi
@@ -30,6 +32,8 @@ from sparkscope.models import (
 )
 from sparkscope.prediction_data import names_of_keys
 from sparkscope.whatif_input import RunFacts, WhatIfUnavailable
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "RunFacts",
@@ -276,10 +280,6 @@ def refit_after_fetch(
 ) -> None:
     """Refit the models of the names a fetch touched, in one transaction; a failure is logged
     and never fails the fetch (the models are refitted by the next fetch or `whatif-fit`)."""
-    import logging
-
-    from sqlalchemy.exc import SQLAlchemyError
-
     names = sorted(set(names))
     if not names:
         return
@@ -287,4 +287,4 @@ def refit_after_fetch(
         with factory() as session, session.begin():
             refit_models(session, server_id, names, patterns)
     except (SQLAlchemyError, ValueError, ArithmeticError) as exc:
-        logging.getLogger("sparkscope.whatif").warning("what-if models not refitted: %s", exc)
+        log.warning("what-if models not refitted: %s", exc)
