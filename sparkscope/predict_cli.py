@@ -93,17 +93,19 @@ def _whatif(config: Config, names: tuple[str, ...], as_json: bool) -> None:
 
     from sparkscope.advisor import evaluate
     from sparkscope.db import make_engine
-    from sparkscope.whatif import key_histories
+    from sparkscope.whatif import key_histories, stored_prior_terms
 
     started = time.perf_counter()
     engine = make_engine(config.database_url)
     with Session(engine) as session:
         runs = key_histories(session, config.predictions.key_patterns, names)
+        terms = stored_prior_terms(session)
     engine.dispose()
     if names and not runs:
         fail_usage(f"no stored run of {', '.join(names)} can be simulated")
-    bare = evaluate.single_run(runs, use_history=False)
-    single = evaluate.single_run(runs)
+    bare = evaluate.single_run(runs, "none")
+    single = evaluate.single_run(runs, "cluster", prior_terms=terms)
+    own = evaluate.single_run(runs, "history")
     loo, coverage = evaluate.leave_one_out(runs)
     sizing = evaluate.sizing(runs)
     seconds = time.perf_counter() - started
@@ -112,6 +114,7 @@ def _whatif(config: Config, names: tuple[str, ...], as_json: bool) -> None:
         "keys": len({r["name"] for r in runs}),
         "bare_simulation": _errors(bare),
         "single_run": _errors(single),
+        "single_run_own_history": _errors(own),
         "leave_one_out": {**_errors(loo), "coverage": coverage},
         "sizing": sizing,
         "seconds": round(seconds, 2),
@@ -121,8 +124,9 @@ def _whatif(config: Config, names: tuple[str, ...], as_json: bool) -> None:
         return
     click.echo(f"what-if on {figures['runs']} runs of {figures['keys']} recurring keys")
     for label, e in (
-        ("bare simulation (no history)", bare),
-        ("single-run what-if (target 10% / 25%)", single),
+        ("bare simulation (no correction)", bare),
+        ("single-run, the server's prior (target 10% / 25%)", single),
+        ("single-run, corrected by the key's other runs", own),
         ("history-calibrated, leave one out (target 6% / 15%)", loo),
     ):
         click.echo(f"  {label:52s} {e}")

@@ -27,6 +27,7 @@ from sparkscope.models import (
     Stage,
     StageTaskDistribution,
     Task,
+    WhatIfCluster,
     WhatIfInput,
     WhatIfModel,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "history_runs",
     "key_histories",
     "refit_models",
+    "refit_cluster",
 ]
 
 
@@ -262,17 +264,68 @@ def refit_models(
             )
         )
         count += 1
+    session.flush()
+    refit_cluster(session, server_id)
     return count
 
 
+def stored_prior_terms(session: Session) -> dict[tuple[int, str], tuple[Any, Any]]:
+    """(server id, key) -> what its stored model says of contention and start-up
+    (`key_overheads_terms`): the other keys' terms make a key's prior in the evaluation."""
+    from sparkscope.advisor.calibrate import key_overheads_terms
+    from sparkscope.advisor.combine import Calibration
+
+    return {
+        (server_id, name): key_overheads_terms(Calibration.from_dict(json.loads(model)).overheads)
+        for server_id, name, model in session.execute(
+            select(WhatIfModel.server_id, WhatIfModel.name, WhatIfModel.model)
+        )
+    }
+
+
+def refit_cluster(session: Session, server_id: int) -> Any:
+    """Fit and store the server's contention and start-up prior (`ClusterPrior`) from the stored
+    models of its recurring keys (at fetch time, after they are refitted); removed when no key's
+    history covers several sizes. Returns the prior or None."""
+    from sparkscope.advisor.calibrate import fit_cluster_prior, key_overheads_terms
+    from sparkscope.advisor.combine import Calibration
+
+    terms = [
+        key_overheads_terms(Calibration.from_dict(json.loads(model)).overheads)
+        for model in session.scalars(
+            select(WhatIfModel.model).where(
+                WhatIfModel.server_id == server_id, WhatIfModel.n_train >= 2
+            )
+        )
+    ]
+    prior = fit_cluster_prior(terms)
+    session.execute(delete(WhatIfCluster).where(WhatIfCluster.server_id == server_id))
+    if prior is not None:
+        session.add(
+            WhatIfCluster(
+                server_id=server_id,
+                fitted_at_ms=now_ms(),
+                n_keys=prior.n_keys,
+                model=json.dumps(prior.to_dict()),
+            )
+        )
+    return prior
+
+
 def stored_calibration(session: Session, server_id: int, key: str) -> Any:
-    """The stored calibration of a recurring key, or an empty one (simulation as observed)."""
+    """The stored calibration of a recurring key, or an empty one (simulation as observed), with
+    the server's stored contention and start-up prior for what the key's history cannot say."""
+    from sparkscope.advisor.calibrate import ClusterPrior
     from sparkscope.advisor.combine import Calibration
 
     row = session.scalar(
-        select(WhatIfModel).where(WhatIfModel.server_id == server_id, WhatIfModel.name == key)
+        select(WhatIfModel.model).where(WhatIfModel.server_id == server_id, WhatIfModel.name == key)
     )
-    return Calibration() if row is None else Calibration.from_dict(json.loads(row.model))
+    cal = Calibration() if row is None else Calibration.from_dict(json.loads(row))
+    prior = session.scalar(select(WhatIfCluster.model).where(WhatIfCluster.server_id == server_id))
+    if prior is not None:
+        cal.prior = ClusterPrior.from_dict(json.loads(prior))
+    return cal
 
 
 def refit_after_fetch(

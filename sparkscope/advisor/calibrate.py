@@ -281,3 +281,71 @@ def fit_overheads(points: Sequence[dict[str, Any]]) -> Overheads:
         work=_line([x for x, _ in work_pts], [y for _, y in work_pts]) if work_pts else None,
         startup=_line([x for x, _ in start_pts], [y for _, y in start_pts]) if start_pts else None,
     )
+
+
+# ------------------------------------------------------------- what the cluster shows (no history)
+
+
+@dataclass(frozen=True)
+class ClusterPrior:
+    """Contention and start-up as the other recurring applications of the same server show them,
+    for an application without runs at other sizes of its own. Contention and executor start-up
+    are properties of the cluster (shared machines, disks, network, the resource manager) more
+    than of one application, so a run alone is corrected by what the server's histories agree
+    on: the median over applications of the relative contention (work per input byte grows as
+    1 + c·slots) and of the start-up per added executor (ms).
+    """
+
+    contention: float  # c: work per byte ∝ 1 + c·slots
+    startup_per_executor_ms: float
+    n_keys: int
+
+    def task_scale(self, slots_to: float, slots_from: float) -> float:
+        return (1.0 + self.contention * slots_to) / (1.0 + self.contention * slots_from)
+
+    def startup_ms(self, executors: float, observed_ms: float, observed_executors: float) -> float:
+        """The observed start-up moved by the per-executor start-up to ``executors``."""
+        moved = observed_ms + self.startup_per_executor_ms * (executors - observed_executors)
+        return max(0.0, moved)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "contention": self.contention,
+            "startup_per_executor_ms": self.startup_per_executor_ms,
+            "n_keys": self.n_keys,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ClusterPrior:
+        return cls(
+            contention=float(d["contention"]),
+            startup_per_executor_ms=float(d["startup_per_executor_ms"]),
+            n_keys=int(d["n_keys"]),
+        )
+
+
+def key_overheads_terms(overheads: Overheads) -> tuple[float | None, float | None]:
+    """(relative contention c, start-up per executor in ms) of one application's fitted
+    overheads; None where its history could not identify the line."""
+    c = None
+    if overheads.work is not None and overheads.work[0] > 0:
+        c = overheads.work[1] / overheads.work[0]
+    s = None if overheads.startup is None else overheads.startup[1]
+    return c, s
+
+
+def fit_cluster_prior(terms: Sequence[tuple[float | None, float | None]]) -> ClusterPrior | None:
+    """The server's prior from the (contention, start-up slope) of each application with a
+    history at several sizes (`key_overheads_terms`); None when no application has one."""
+    cs = sorted(c for c, _ in terms if c is not None and math.isfinite(c))
+    ss = sorted(s for _, s in terms if s is not None and math.isfinite(s))
+    if not cs:
+        return None
+    return ClusterPrior(
+        contention=_median(cs), startup_per_executor_ms=_median(ss) if ss else 0.0, n_keys=len(cs)
+    )
+
+
+def _median(v: Sequence[float]) -> float:
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2

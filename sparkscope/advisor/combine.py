@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparkscope.advisor.calibrate import HistoryModel, Overheads, interval_halfwidth
+from sparkscope.advisor.calibrate import ClusterPrior, HistoryModel, Overheads, interval_halfwidth
 from sparkscope.advisor.simulate import Plan, simulate_sizes
 
 
@@ -36,6 +36,19 @@ class Calibration:
     #: Leave-one-out residuals of the bare simulation (no history terms): the band of sizes the
     #: history has not seen (another core count).
     bare_residuals: tuple[float, ...] = ()
+    #: What the server's other applications show of contention and start-up (stored apart, per
+    #: server): used where this application's own history cannot say.
+    prior: ClusterPrior | None = None
+
+    def task_scale(self, slots_to: float, slots_from: float) -> float:
+        if self.overheads.work is None and self.prior is not None:
+            return self.prior.task_scale(slots_to, slots_from)
+        return self.overheads.task_scale(slots_to, slots_from)
+
+    def startup_ms(self, executors: float, plan: Plan) -> float | None:
+        if self.overheads.startup is None and self.prior is not None:
+            return self.prior.startup_ms(executors, plan.startup_ms, plan.app.executors)
+        return self.overheads.startup_ms(executors)
 
     @property
     def weights(self) -> tuple[float, float]:
@@ -75,10 +88,18 @@ class Calibration:
         """The bare simulation with the band of its own out-of-sample residuals: for sizes the
         history has not seen (history-calibrated terms apply at the observed core count only)."""
         bare = self.bare_residuals
-        return Calibration(sim_residuals=bare, bare_residuals=bare, n_train=self.n_train)
+        return Calibration(
+            sim_residuals=bare, bare_residuals=bare, n_train=self.n_train, prior=self.prior
+        )
 
     def describe(self) -> str:
         if self.history is None and self.overheads.work is None:
+            if self.prior is not None:
+                return (
+                    "simulation of this run, task times and start-up corrected by the contention"
+                    f" and start-up of {self.prior.n_keys} other recurring application(s) of this"
+                    " server (no history of its own at other sizes: no interval)"
+                )
             return "simulation of this run (no history: task times as observed, no interval)"
         ws, wh = self.weights
         parts = ["simulation corrected by history (contention, start-up)"]
@@ -145,8 +166,8 @@ def predict_many(
         list(executors),
         c,
         input_scale=scale,
-        task_scales=[cal.overheads.task_scale(u * c, app.executors * app.cores) for u in used],
-        startups=[cal.overheads.startup_ms(u) for u in used],
+        task_scales=[cal.task_scale(u * c, app.executors * app.cores) for u in used],
+        startups=[cal.startup_ms(u, plan) for u in used],
     )
     ws, wh = cal.weights
     q = interval_halfwidth(cal.combined_residuals or cal.sim_residuals, cal.bare_residuals)

@@ -8,13 +8,12 @@ being predicted is never in what the prediction was fitted on.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sparkscope.advisor.calibrate import fit_overheads
+from sparkscope.advisor.calibrate import fit_cluster_prior, fit_overheads, key_overheads_terms
 from sparkscope.advisor.combine import Calibration, fit_calibration, nearest, predict
-from sparkscope.advisor.simulate import simulate
 
 
 @dataclass(frozen=True)
@@ -56,25 +55,53 @@ def _by_name(runs: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     return groups
 
 
-def single_run(runs: Sequence[dict[str, Any]], use_history: bool = True) -> Errors:
-    """From each run predict every other run of the same name and input. With ``use_history``
-    the simulation is corrected by the application's other runs (never the one predicted);
-    without, it is the bare simulation."""
+#: How a single-run what-if is corrected for what the simulation assumes away (contention,
+#: start-up): not at all, by the other applications of the server (`ClusterPrior`, what an
+#: application without history of its own gets), or by the application's own other runs.
+CORRECTIONS = ("none", "cluster", "history")
+
+
+def single_run(
+    runs: Sequence[dict[str, Any]],
+    correction: str = "history",
+    prior_terms: Mapping[Any, tuple[float | None, float | None]] | None = None,
+) -> Errors:
+    """From each run predict every other run of the same name and input, the simulation
+    corrected as `CORRECTIONS` says. ``cluster`` uses the prior of the *other* names only (their
+    `key_overheads_terms`: ``prior_terms`` by name, e.g. from the stored models, else fitted on
+    ``runs``; names that are (server, key) pairs take only their own server's) and ``history``
+    the name's other runs but never the one predicted: all out of sample."""
+    if correction not in CORRECTIONS:
+        raise ValueError(f"correction must be one of {CORRECTIONS}")
+    groups = _by_name(runs)
+    terms = dict(prior_terms or {})
+    if prior_terms is None and correction == "cluster":
+        terms = {name: key_overheads_terms(fit_overheads(g)) for name, g in groups.items()}
     errors = []
-    for group in _by_name(runs).values():
+    for name, group in groups.items():
+        prior = None
+        if correction == "cluster":
+            prior = fit_cluster_prior(
+                [t for n, t in terms.items() if n != name and _same_server(n, name)]
+            )
         for target in group:
             others = [r for r in group if r is not target]
-            cal = Calibration(overheads=fit_overheads(others)) if use_history else Calibration()
+            if correction == "history":
+                cal = Calibration(overheads=fit_overheads(others))
+            else:
+                cal = Calibration(prior=prior)
             for base in others:
                 if base["input_bytes"] != target["input_bytes"]:
                     continue
-                if use_history:
-                    p = predict(base["plan"], cal, target["executors"], target["cores"])
-                    value = p.predicted_ms
-                else:
-                    value = simulate(base["plan"], target["executors"], target["cores"]).duration_ms
-                errors.append(_ape(value, target["duration_ms"]))
+                p = predict(base["plan"], cal, target["executors"], target["cores"])
+                errors.append(_ape(p.predicted_ms, target["duration_ms"]))
     return Errors(tuple(errors))
+
+
+def _same_server(a: Any, b: Any) -> bool:
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return bool(a[0] == b[0])
+    return True
 
 
 def leave_one_out(runs: Sequence[dict[str, Any]]) -> tuple[Errors, float]:

@@ -24,7 +24,8 @@ plus the observed driver time after it.
 
 Assumptions (the limits): task times do not depend on N (no contention for CPU, disk or network,
 no change in GC); the same partitioning; concurrent independent stages share slots only through
-the total-work bound; start-up as observed. History (see calibrate) corrects what these miss.
+the total-work bound; start-up as observed. History (see calibrate), or the server's prior for
+an application without history at other sizes, corrects what these miss.
 """
 
 from __future__ import annotations

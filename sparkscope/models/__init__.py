@@ -20,7 +20,7 @@ from sparkscope.models.base import NAMING_CONVENTION, Base, Json
 from sparkscope.models.fetch import FetchFailure, FetchRun, FetchWatermark, HistoryServer
 from sparkscope.models.predictions import PredictionModel, RecurringForecast, RunPrediction
 from sparkscope.models.summary import ApplicationName, DaySummary
-from sparkscope.models.whatif import WhatIfInput, WhatIfModel
+from sparkscope.models.whatif import WhatIfCluster, WhatIfInput, WhatIfModel
 
 APP_CHILD_TABLES = (
     AnalysisInput,
@@ -62,6 +62,7 @@ __all__ = [
     "StageExecutor",
     "StageTaskDistribution",
     "Task",
+    "WhatIfCluster",
     "WhatIfInput",
     "WhatIfModel",
 ]

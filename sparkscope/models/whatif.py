@@ -35,6 +35,26 @@ class WhatIfModel(Base):
     )
 
 
+class WhatIfCluster(Base):
+    """What the recurring applications of one server agree on about contention and executor
+    start-up (medians over the applications whose history covers several sizes): the correction
+    of a single-run what-if for an application without such history. Fitted with the models."""
+
+    __tablename__ = "whatif_cluster"
+    __table_args__ = {"comment": "per-server contention and start-up prior of the what-if"}
+
+    server_id: Mapped[int] = mapped_column(
+        ForeignKey("history_server.id", ondelete="CASCADE"),
+        primary_key=True,
+        comment="history_server.id",
+    )
+    fitted_at_ms: Mapped[int] = mapped_column(BigInteger, comment="when fitted, epoch ms")
+    n_keys: Mapped[int] = mapped_column(Integer, comment="applications it rests on")
+    model: Mapped[str] = mapped_column(
+        Text, comment="JSON: relative contention per slot, start-up per executor (ms)"
+    )
+
+
 class WhatIfInput(Base):
     """The what-if input of one application (stages' task-time quantiles, totals, slowest tasks,
     times, executors), encoded at fetch time so a what-if request reads one row."""

@@ -43,13 +43,18 @@ def test_json_figures_meet_the_targets(sqlite_url: str) -> None:
     assert body["runs"] == 36 and body["keys"] == 3
     # From each run, every other run of its application and input: 3 x 2 x 6 x 5.
     assert body["single_run"]["n"] == body["bare_simulation"]["n"] == 180
+    assert body["single_run_own_history"]["n"] == 180
     assert body["single_run"]["median_ape"] <= 0.10 and body["single_run"]["p90_ape"] <= 0.25
     loo = body["leave_one_out"]
     assert loo["n"] == 36 and loo["median_ape"] <= 0.06 and loo["p90_ape"] <= 0.15
     assert 0 <= loo["coverage"] <= 1
     assert body["sizing"]["meets"] >= 0.9 and body["sizing"]["cheapest"] >= 0.8
-    # History helps: the corrected what-if beats the bare simulation.
-    assert body["single_run"]["median_ape"] < body["bare_simulation"]["median_ape"]
+    # The server's prior helps, the key's own other runs more: both beat the bare simulation.
+    assert (
+        body["bare_simulation"]["median_ape"]
+        > body["single_run"]["median_ape"]
+        > body["single_run_own_history"]["median_ape"]
+    )
 
 
 def test_figures_are_the_evaluation_of_the_stored_runs(sqlite_url: str) -> None:
@@ -71,7 +76,7 @@ def test_text_output_and_unknown_name(sqlite_url: str) -> None:
     code, out = _run(sqlite_url)
     assert code == 0, out
     assert "what-if on 36 runs of 3 recurring keys" in out
-    for label in ("single-run what-if", "leave one out", "sizing", "meets the deadline"):
+    for label in ("server's prior", "key's other runs", "leave one out", "meets the deadline"):
         assert label in out
     code, out = _run(sqlite_url, "--name", "nobody")
     assert code == 2 and "nobody" in out

@@ -1,0 +1,144 @@
+"""The server's contention and start-up prior: what a single run without history of its own is
+corrected by (constructed cases with known answers, and the recorded corpus)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+from flask.testing import FlaskClient
+from sqlalchemy import create_engine, select, update
+from sqlalchemy.orm import Session
+
+from sparkscope.advisor.calibrate import (
+    ClusterPrior,
+    Overheads,
+    fit_cluster_prior,
+    fit_overheads,
+    key_overheads_terms,
+)
+from sparkscope.advisor.combine import Calibration, predict
+from sparkscope.advisor.simulate import AppRun, StageRun, build_plan, simulate
+from sparkscope.models import Application, WhatIfCluster, WhatIfModel
+from sparkscope.whatif import load_run
+from tests.whatif.test_api import make
+from tests.whatif.test_simulate import GRID
+
+CHURN_1X = "app-20261130183105-0000"  # churn_model_training, 1x input, 1 executor, 98.6 s
+
+
+def uniform_run() -> AppRun:
+    """16 tasks of 1 s on 2 executors, the stage submitted after 5 s of start-up."""
+    stage = StageRun(
+        stage_id=0,
+        num_tasks=16,
+        run_time_ms=16_000.0,
+        quantiles=GRID,
+        run_q=tuple(1000.0 for _ in GRID),
+        duration_q=tuple(1000.0 for _ in GRID),
+        submitted_ms=5000,
+        completed_ms=13_000,
+    )
+    return AppRun(start_ms=0, end_ms=13_000, executors=2, cores=1, stages=(stage,))
+
+
+def test_prior_is_the_median_over_the_keys_that_show_it() -> None:
+    terms = [(0.1, 1000.0), (0.2, 3000.0), (None, None), (0.4, 500.0), (0.3, None)]
+    prior = fit_cluster_prior(terms)
+    assert prior == ClusterPrior(contention=0.25, startup_per_executor_ms=1000.0, n_keys=4)
+    assert fit_cluster_prior([(None, 800.0), (None, None)]) is None
+    assert fit_cluster_prior([]) is None
+    assert ClusterPrior.from_dict(json.loads(json.dumps(prior.to_dict()))) == prior
+
+
+def test_key_terms_come_from_its_fitted_overheads() -> None:
+    pts = [
+        {
+            "executors": n,
+            "cores": 1,
+            "input_bytes": 1e6,
+            "work_ms": 1e4 * (1 + 0.1 * n),
+            "startup_ms": 3000 + 1000 * n,
+        }
+        for n in (1, 2, 4, 8)
+    ]
+    c, s = key_overheads_terms(fit_overheads(pts))
+    assert c == pytest.approx(0.1) and s == pytest.approx(1000.0)
+    assert key_overheads_terms(fit_overheads(pts[:1])) == (None, None)
+
+
+def test_prior_corrects_a_single_run_by_hand() -> None:
+    plan = build_plan(uniform_run())
+    assert simulate(plan, 4).duration_ms == pytest.approx(9000)  # 5 s + 4 waves of 1 s
+    prior = ClusterPrior(contention=0.1, startup_per_executor_ms=1000.0, n_keys=2)
+    cal = Calibration(prior=prior)
+    # Tasks (1 + 0.1·4) / (1 + 0.1·2) times longer, two more executors start 2 s later.
+    assert predict(plan, cal, 4).predicted_ms == pytest.approx(7000 + 4000 * 1.4 / 1.2)
+    # Fewer executors: shorter start-up and tasks, but never a negative start-up.
+    assert predict(plan, cal, 1).predicted_ms == pytest.approx(4000 + 16_000 * 1.1 / 1.2)
+    big = Calibration(prior=ClusterPrior(0.0, 10_000.0, 1))
+    assert predict(plan, big, 1).predicted_ms == pytest.approx(16_000)
+    # At the observed size the run is kept as observed.
+    assert predict(plan, cal, 2).predicted_ms == pytest.approx(13_000)
+    assert "other recurring application" in cal.describe()
+    assert "other recurring application" in cal.simulation_only().describe()
+
+
+def test_the_keys_own_history_wins_over_the_prior() -> None:
+    plan = build_plan(uniform_run())
+    own = Overheads(work=(1.0, 0.0), startup=(5000.0, 0.0))  # no contention, flat start-up
+    cal = Calibration(overheads=own, prior=ClusterPrior(0.5, 5000.0, 3))
+    assert predict(plan, cal, 4).predicted_ms == pytest.approx(9000)
+
+
+# ----------------------------------------------------------------------- on the recorded corpus
+
+
+def test_fetch_stores_the_servers_prior(corpus_url: str) -> None:
+    engine = create_engine(corpus_url)
+    with Session(engine) as session:
+        row = session.scalars(select(WhatIfCluster)).one()
+        models = session.scalars(select(WhatIfModel.model)).all()
+    engine.dispose()
+    terms = [key_overheads_terms(Calibration.from_dict(json.loads(m)).overheads) for m in models]
+    assert row.n_keys == 3
+    stored = ClusterPrior.from_dict(json.loads(row.model))
+    assert stored == fit_cluster_prior(terms)
+    # The corpus's 2-core machine: tasks slow down and start-up grows with more executors.
+    assert stored.contention > 0 and stored.startup_per_executor_ms > 0
+
+
+@pytest.fixture
+def lonely(fresh_corpus_url: str) -> Iterator[tuple[FlaskClient, str]]:
+    """The 1-executor churn run renamed: an application with one run and no history."""
+    engine = create_engine(fresh_corpus_url)
+    with Session(engine) as session, session.begin():
+        session.execute(
+            update(Application).where(Application.app_id == CHURN_1X).values(name="lonely_job")
+        )
+    engine.dispose()
+    yield make(fresh_corpus_url).test_client(), fresh_corpus_url
+
+
+def test_a_run_without_history_gets_the_servers_correction(
+    lonely: tuple[FlaskClient, str],
+) -> None:
+    client, url = lonely
+    body = client.get(f"/api/apps/{CHURN_1X}/whatif?executors=1,8").get_json()
+    assert "other recurring application" in body["model"]
+    one, eight = body["points"]
+    # Its own size is kept as observed (98.6 s); without history there is no interval.
+    assert one["predicted_ms"] == pytest.approx(98_582, rel=0.05)
+    assert eight["low_ms"] == eight["predicted_ms"] == eight["high_ms"]
+    # The real 8-executor run of the same input took 46.6 s: the bare simulation (tasks as
+    # observed, start-up as at 1 executor) says far less; the prior brings it closer.
+    engine = create_engine(url)
+    with Session(engine) as session:
+        app = session.scalars(select(Application).where(Application.app_id == CHURN_1X)).one()
+        run, _ = load_run(session, app)
+    engine.dispose()
+    bare = predict(build_plan(run), Calibration(), 8).predicted_ms
+    real = 46_617
+    assert abs(eight["predicted_ms"] - real) < abs(bare - real)
+    assert abs(eight["predicted_ms"] - real) / real < 0.25  # the P90 target
