@@ -241,6 +241,7 @@ def refit_models(
 ) -> int:
     """Fit and store the calibration of the recurring key of each name (at fetch/analyze time,
     never on a page); ``whatif_model.name`` holds the key."""
+    from sparkscope.advisor.calibrate import key_overheads_terms
     from sparkscope.advisor.combine import fit_calibration
 
     count = 0
@@ -254,6 +255,7 @@ def refit_models(
         if not runs:
             continue
         cal = fit_calibration(runs)
+        contention, startup = key_overheads_terms(cal.overheads)
         session.add(
             WhatIfModel(
                 server_id=server_id,
@@ -261,6 +263,8 @@ def refit_models(
                 fitted_at_ms=now_ms(),
                 n_train=len(runs),
                 model=json.dumps(cal.to_dict()),
+                contention=contention,
+                startup_per_executor_ms=startup,
             )
         )
         count += 1
@@ -272,13 +276,15 @@ def refit_models(
 def stored_prior_terms(session: Session) -> dict[tuple[int, str], tuple[Any, Any]]:
     """(server id, key) -> what its stored model says of contention and start-up
     (`key_overheads_terms`): the other keys' terms make a key's prior in the evaluation."""
-    from sparkscope.advisor.calibrate import key_overheads_terms
-    from sparkscope.advisor.combine import Calibration
-
     return {
-        (server_id, name): key_overheads_terms(Calibration.from_dict(json.loads(model)).overheads)
-        for server_id, name, model in session.execute(
-            select(WhatIfModel.server_id, WhatIfModel.name, WhatIfModel.model)
+        (server_id, name): (c, s)
+        for server_id, name, c, s in session.execute(
+            select(
+                WhatIfModel.server_id,
+                WhatIfModel.name,
+                WhatIfModel.contention,
+                WhatIfModel.startup_per_executor_ms,
+            )
         )
     }
 
@@ -287,14 +293,13 @@ def refit_cluster(session: Session, server_id: int) -> Any:
     """Fit and store the server's contention and start-up prior (`ClusterPrior`) from the stored
     models of its recurring keys (at fetch time, after they are refitted); removed when no key's
     history covers several sizes. Returns the prior or None."""
-    from sparkscope.advisor.calibrate import fit_cluster_prior, key_overheads_terms
-    from sparkscope.advisor.combine import Calibration
+    from sparkscope.advisor.calibrate import fit_cluster_prior
 
     terms = [
-        key_overheads_terms(Calibration.from_dict(json.loads(model)).overheads)
-        for model in session.scalars(
-            select(WhatIfModel.model).where(
-                WhatIfModel.server_id == server_id, WhatIfModel.n_train >= 2
+        (c, s)
+        for c, s in session.execute(
+            select(WhatIfModel.contention, WhatIfModel.startup_per_executor_ms).where(
+                WhatIfModel.server_id == server_id, WhatIfModel.contention.is_not(None)
             )
         )
     ]

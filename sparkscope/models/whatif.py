@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import (
     BigInteger,
+    Float,
     ForeignKey,
     Integer,
     LargeBinary,
@@ -32,6 +33,12 @@ class WhatIfModel(Base):
     n_train: Mapped[int] = mapped_column(Integer, comment="runs it was fitted on")
     model: Mapped[str] = mapped_column(
         Text, comment="JSON: terms, coefficients, reference input, out-of-sample residuals"
+    )
+    contention: Mapped[float | None] = mapped_column(
+        Float, comment="relative contention c (work per byte grows as 1 + c*slots); null: unknown"
+    )
+    startup_per_executor_ms: Mapped[float | None] = mapped_column(
+        Float, comment="start-up per added executor, ms; null: unknown"
     )
 
 

@@ -99,9 +99,15 @@ def test_fetch_stores_the_servers_prior(corpus_url: str) -> None:
     engine = create_engine(corpus_url)
     with Session(engine) as session:
         row = session.scalars(select(WhatIfCluster)).one()
-        models = session.scalars(select(WhatIfModel.model)).all()
+        models = session.execute(
+            select(WhatIfModel.model, WhatIfModel.contention, WhatIfModel.startup_per_executor_ms)
+        ).all()
     engine.dispose()
-    terms = [key_overheads_terms(Calibration.from_dict(json.loads(m)).overheads) for m in models]
+    terms = [
+        key_overheads_terms(Calibration.from_dict(json.loads(m)).overheads) for m, _, _ in models
+    ]
+    # Each model row carries its own two terms (what the prior is fitted from).
+    assert [x for _, c, s in models for x in (c, s)] == pytest.approx([x for t in terms for x in t])
     assert row.n_keys == 3
     stored = ClusterPrior.from_dict(json.loads(row.model))
     assert stored == fit_cluster_prior(terms)
@@ -142,3 +148,46 @@ def test_a_run_without_history_gets_the_servers_correction(
     real = 46_617
     assert abs(eight["predicted_ms"] - real) < abs(bare - real)
     assert abs(eight["predicted_ms"] - real) / real < 0.25  # the P90 target
+
+
+def test_upgrade_to_0009_fills_the_terms_of_stored_models(fresh_db_url: str) -> None:
+    from sqlalchemy import text
+
+    from sparkscope import migrate
+
+    migrate.downgrade(fresh_db_url, "0008")
+    engine = create_engine(fresh_db_url)
+    cal = Calibration(overheads=Overheads(work=(2e-3, 5e-4), startup=(3000.0, 1200.0)))
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO history_server (name, url, created_at_ms) VALUES ('s', 'http://s', 1)"
+            )
+        )
+        sid = conn.execute(text("SELECT id FROM history_server")).scalar_one()
+        for name, model in (("known", cal.to_dict()), ("one size", Calibration().to_dict())):
+            conn.execute(
+                text(
+                    "INSERT INTO whatif_model (server_id, name, fitted_at_ms, n_train, model)"
+                    " VALUES (:s, :n, 1, 4, :m)"
+                ),
+                {"s": sid, "n": name, "m": json.dumps(model)},
+            )
+    engine.dispose()
+    migrate.upgrade(fresh_db_url)
+    engine = create_engine(fresh_db_url)
+    with Session(engine) as session:
+        got = dict(
+            session.execute(
+                select(
+                    WhatIfModel.name,
+                    WhatIfModel.contention,
+                ).order_by(WhatIfModel.name)
+            ).all()
+        )
+        slope = session.scalar(
+            select(WhatIfModel.startup_per_executor_ms).where(WhatIfModel.name == "known")
+        )
+    engine.dispose()
+    assert got["known"] == pytest.approx(0.25) and slope == pytest.approx(1200.0)
+    assert got["one size"] is None
