@@ -82,8 +82,11 @@ def test_what_if_chart_and_deadline(browser, base_url: str, corpus_url: str) -> 
     page.locator("#sizing-chart[data-ready='1']").wait_for(timeout=30_000)
     status = page.locator("#sizing-status")
     assert status.inner_text().startswith("Recommended for 45.0 s")
-    assert int(status.get_attribute("data-recommended") or "0") >= 2
+    # 45 s needs more than the one slot of the fastest 1-slot run (55.9 s): more executors, or
+    # more cores per executor (considered on the simulation with the server's prior).
+    executors = int(status.get_attribute("data-recommended") or "0")
+    cores = int(status.get_attribute("data-recommended-cores") or "0")
+    assert executors >= 1 and cores >= 1 and executors * cores >= 2
     assert "Cores per executor in the history: " in status.inner_text()
-    assert int(status.get_attribute("data-recommended-cores") or "0") >= 1
     page.screenshot(path=str(SHOTS / "whatif-history.png"), full_page=True)
     assert errors == []
