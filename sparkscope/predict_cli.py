@@ -141,4 +141,7 @@ def _whatif(config: Config, names: tuple[str, ...], as_json: bool) -> None:
 def _errors(e: Any) -> dict[str, Any]:
     """Median/P90 APE (None when nothing could be predicted) and the count."""
     n = len(e.values)
-    return {"n": n, "median_ape": e.median if n else None, "p90_ape": e.p90 if n else None}
+    out = {"n": n, "median_ape": e.median if n else None, "p90_ape": e.p90 if n else None}
+    if getattr(e, "coverage", None) is not None:
+        out["coverage"] = e.coverage
+    return out

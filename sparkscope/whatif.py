@@ -241,21 +241,29 @@ def refit_models(
 ) -> int:
     """Fit and store the calibration of the recurring key of each name (at fetch/analyze time,
     never on a page); ``whatif_model.name`` holds the key."""
-    from sparkscope.advisor.calibrate import key_overheads_terms
-    from sparkscope.advisor.combine import fit_calibration
+    from sparkscope.advisor.combine import fit_calibration, prior_residuals
+    from sparkscope.advisor.prior import fit_cluster_prior, key_overheads_terms
 
     count = 0
     keys = sorted({recurring_key(n, patterns) for n in names})
     groups = names_of_keys(session, keys, patterns)  # one scan of the names for every key
+    terms = _stored_terms(session, server_id)
+    fresh: dict[str, tuple[float, ...]] = {}
+    measurable: dict[str, list[dict[str, Any]]] = {}
     for key in keys:
         runs = history_runs(session, server_id, key, names=groups.get(key, []))
         session.execute(
             delete(WhatIfModel).where(WhatIfModel.server_id == server_id, WhatIfModel.name == key)
         )
+        terms.pop(key, None)
+        fresh[key] = ()
         if not runs:
             continue
         cal = fit_calibration(runs)
         contention, startup = key_overheads_terms(cal.overheads)
+        terms[key] = (contention, startup)
+        if contention is not None:
+            measurable[key] = runs
         session.add(
             WhatIfModel(
                 server_id=server_id,
@@ -268,9 +276,25 @@ def refit_models(
             )
         )
         count += 1
+    # How the prior fitted without each key would have done on it (the prior's interval).
+    for key, runs in measurable.items():
+        prior = fit_cluster_prior([t for k, t in terms.items() if k != key])
+        if prior is not None:
+            fresh[key] = prior_residuals(runs, prior)
     session.flush()
-    refit_cluster(session, server_id)
+    refit_cluster(session, server_id, fresh)
     return count
+
+
+def _stored_terms(session: Session, server_id: int) -> dict[str, tuple[Any, Any]]:
+    return {
+        name: (c, s)
+        for name, c, s in session.execute(
+            select(
+                WhatIfModel.name, WhatIfModel.contention, WhatIfModel.startup_per_executor_ms
+            ).where(WhatIfModel.server_id == server_id)
+        )
+    }
 
 
 def stored_prior_terms(session: Session) -> dict[tuple[int, str], tuple[Any, Any]]:
@@ -289,21 +313,19 @@ def stored_prior_terms(session: Session) -> dict[tuple[int, str], tuple[Any, Any
     }
 
 
-def refit_cluster(session: Session, server_id: int) -> Any:
+def refit_cluster(
+    session: Session, server_id: int, fresh: dict[str, tuple[float, ...]] | None = None
+) -> Any:
     """Fit and store the server's contention and start-up prior (`ClusterPrior`) from the stored
-    models of its recurring keys (at fetch time, after they are refitted); removed when no key's
-    history covers several sizes. Returns the prior or None."""
-    from sparkscope.advisor.calibrate import fit_cluster_prior
+    models of its recurring keys (at fetch time, after they are refitted), with its interval from
+    the pool of the keys' prior residuals (``fresh``: those of the keys just refitted, empty for
+    a key without); removed when no key's history covers several sizes. Returns the prior."""
+    from sparkscope.advisor.prior import fit_cluster_prior, pool_halfwidth, update_pool
 
-    terms = [
-        (c, s)
-        for c, s in session.execute(
-            select(WhatIfModel.contention, WhatIfModel.startup_per_executor_ms).where(
-                WhatIfModel.server_id == server_id, WhatIfModel.contention.is_not(None)
-            )
-        )
-    ]
-    prior = fit_cluster_prior(terms)
+    terms = [(c, s) for c, s in _stored_terms(session, server_id).values() if c is not None]
+    old = session.scalar(select(WhatIfCluster.model).where(WhatIfCluster.server_id == server_id))
+    pool = update_pool(json.loads(old).get("pool") or {} if old else {}, fresh or {})
+    prior = fit_cluster_prior(terms, pool_halfwidth(pool))
     session.execute(delete(WhatIfCluster).where(WhatIfCluster.server_id == server_id))
     if prior is not None:
         session.add(
@@ -311,7 +333,7 @@ def refit_cluster(session: Session, server_id: int) -> Any:
                 server_id=server_id,
                 fitted_at_ms=now_ms(),
                 n_keys=prior.n_keys,
-                model=json.dumps(prior.to_dict()),
+                model=json.dumps({**prior.to_dict(), "pool": pool}),
             )
         )
     return prior
@@ -320,8 +342,8 @@ def refit_cluster(session: Session, server_id: int) -> Any:
 def stored_calibration(session: Session, server_id: int, key: str) -> Any:
     """The stored calibration of a recurring key, or an empty one (simulation as observed), with
     the server's stored contention and start-up prior for what the key's history cannot say."""
-    from sparkscope.advisor.calibrate import ClusterPrior
     from sparkscope.advisor.combine import Calibration
+    from sparkscope.advisor.prior import ClusterPrior
 
     row = session.scalar(
         select(WhatIfModel.model).where(WhatIfModel.server_id == server_id, WhatIfModel.name == key)

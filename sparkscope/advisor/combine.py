@@ -8,7 +8,8 @@
   application's runs, so the one that has predicted this application better counts more.
 - The interval is split-conformal on the absolute combined leave-one-out relative residuals
   (rank ceil((n+1)·0.8) of n), widened to the bare simulation's residual spread when fewer than
-  10 runs stand behind it; no history, no interval (the band collapses onto the prediction).
+  10 runs stand behind it; no history of its own: the server's prior and its interval (see
+  `prior`); neither: no interval (the band collapses onto the prediction).
 - Nothing is predicted below the floor: the longest chain of stages (each as long as its longest
   task) plus the driver-only time.
 """
@@ -20,7 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparkscope.advisor.calibrate import ClusterPrior, HistoryModel, Overheads, interval_halfwidth
+from sparkscope.advisor.calibrate import HistoryModel, Overheads, interval_halfwidth
+from sparkscope.advisor.prior import MAX_BASES, ClusterPrior
 from sparkscope.advisor.simulate import Plan, simulate_sizes
 
 
@@ -95,10 +97,15 @@ class Calibration:
     def describe(self) -> str:
         if self.history is None and self.overheads.work is None:
             if self.prior is not None:
+                band = (
+                    f"interval from how that did on them, ±{self.prior.halfwidth:.0%}"
+                    if self.prior.halfwidth
+                    else "no interval measured yet"
+                )
                 return (
                     "simulation of this run, task times and start-up corrected by the contention"
                     f" and start-up of {self.prior.n_keys} other recurring application(s) of this"
-                    " server (no history of its own at other sizes: no interval)"
+                    f" server (no history of its own at other sizes; {band})"
                 )
             return "simulation of this run (no history: task times as observed, no interval)"
         ws, wh = self.weights
@@ -171,6 +178,9 @@ def predict_many(
     )
     ws, wh = cal.weights
     q = interval_halfwidth(cal.combined_residuals or cal.sim_residuals, cal.bare_residuals)
+    if cal.overheads.work is None and cal.prior is not None:
+        # Corrected by the prior: at least as uncertain as the prior has been on other keys.
+        q = max(q, cal.prior.halfwidth)
     out = []
     for n, u, sim in zip(executors, used, sims, strict=True):
         value = sim.duration_ms
@@ -270,3 +280,27 @@ def fit_calibration(runs: Sequence[dict[str, Any]]) -> Calibration:
             combined.append(a / v - 1)
     cal.combined_residuals = tuple(combined)
     return cal
+
+
+def prior_residuals(runs: Sequence[dict[str, Any]], prior: ClusterPrior) -> tuple[float, ...]:
+    """How well ``prior`` corrects single-run what-ifs of this application: each run predicted
+    from each of the latest `MAX_BASES` other runs of the same input at another size, the
+    simulation corrected by the prior alone (actual / predicted - 1)."""
+    cal = Calibration(prior=prior)
+    out: list[float] = []
+    for base in list(runs)[-MAX_BASES:]:
+        by_cores: dict[int, list[dict[str, Any]]] = {}
+        for r in runs:
+            if r is base or r["input_bytes"] != base["input_bytes"]:
+                continue
+            if (r["executors"], r["cores"]) == (base["executors"], base["cores"]):
+                continue
+            by_cores.setdefault(int(r["cores"]), []).append(r)
+        for c, targets in by_cores.items():
+            points = predict_many(base["plan"], cal, [t["executors"] for t in targets], c)
+            out += [
+                float(t["duration_ms"]) / p.predicted_ms - 1.0
+                for t, p in zip(targets, points, strict=True)
+                if p.predicted_ms > 0
+            ]
+    return tuple(out)

@@ -9,11 +9,24 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from sparkscope.advisor.calibrate import fit_cluster_prior, fit_overheads, key_overheads_terms
-from sparkscope.advisor.combine import Calibration, fit_calibration, nearest, predict
+from sparkscope.advisor.calibrate import fit_overheads
+from sparkscope.advisor.combine import (
+    Calibration,
+    fit_calibration,
+    nearest,
+    predict,
+    prior_residuals,
+)
+from sparkscope.advisor.prior import (
+    POOL_KEYS,
+    fit_cluster_prior,
+    key_overheads_terms,
+    pool_halfwidth,
+    update_pool,
+)
 
 
 @dataclass(frozen=True)
@@ -21,6 +34,8 @@ class Errors:
     """Absolute percentage errors."""
 
     values: tuple[float, ...]
+    #: Share of the actual runs inside their predicted interval (None: no interval measured).
+    coverage: float | None = None
 
     @property
     def median(self) -> float:
@@ -31,7 +46,10 @@ class Errors:
         return _quantile(self.values, 0.9)
 
     def __str__(self) -> str:
-        return f"median {self.median:.1%}, P90 {self.p90:.1%} over {len(self.values)} predictions"
+        text = f"median {self.median:.1%}, P90 {self.p90:.1%} over {len(self.values)} predictions"
+        if self.coverage is not None:
+            text += f", {self.coverage:.0%} inside their interval"
+        return text
 
 
 def _quantile(values: Sequence[float], q: float) -> float:
@@ -78,12 +96,16 @@ def single_run(
     if prior_terms is None and correction == "cluster":
         terms = {name: key_overheads_terms(fit_overheads(g)) for name, g in groups.items()}
     errors = []
+    inside = 0
+    cache: dict[Any, tuple[float, ...]] = {}
     for name, group in groups.items():
         prior = None
         if correction == "cluster":
-            prior = fit_cluster_prior(
-                [t for n, t in terms.items() if n != name and _same_server(n, name)]
-            )
+            peers = [n for n in terms if n != name and _same_server(n, name)]
+            prior = fit_cluster_prior([terms[n] for n in peers])
+            if prior is not None:
+                pool = _prior_pool(groups, terms, name, [n for n in peers if n in groups], cache)
+                prior = replace(prior, halfwidth=pool_halfwidth(pool))
         for target in group:
             others = [r for r in group if r is not target]
             if correction == "history":
@@ -95,7 +117,39 @@ def single_run(
                     continue
                 p = predict(base["plan"], cal, target["executors"], target["cores"])
                 errors.append(_ape(p.predicted_ms, target["duration_ms"]))
-    return Errors(tuple(errors))
+                inside += p.low_ms <= target["duration_ms"] <= p.high_ms
+    coverage = inside / len(errors) if correction == "cluster" and errors else None
+    return Errors(tuple(errors), coverage)
+
+
+#: Up to this many other applications, the prior's interval for one application is measured
+#: exactly as the server would have it if that application had no history (each other one's
+#: residuals from a prior fitted without both); beyond, each one's residuals come from a prior
+#: fitted without it alone (computed once), as the server's stored pool holds them.
+EXACT_POOL = 5
+
+
+def _prior_pool(
+    groups: Mapping[Any, list[dict[str, Any]]],
+    terms: Mapping[Any, tuple[float | None, float | None]],
+    name: Any,
+    peers: list[Any],
+    cache: dict[Any, tuple[float, ...]],
+) -> dict[str, list[float]]:
+    """The residual pool behind the prior's interval when ``name`` is predicted."""
+    fresh: dict[str, tuple[float, ...]] = {}
+    for peer in peers[-POOL_KEYS:]:
+        if terms[peer][0] is None:
+            continue
+        left_out = (name, peer) if len(peers) <= EXACT_POOL else (peer,)
+        key = (peer, left_out)
+        if key not in cache:
+            prior = fit_cluster_prior(
+                [t for n, t in terms.items() if n not in left_out and _same_server(n, peer)]
+            )
+            cache[key] = () if prior is None else prior_residuals(groups[peer], prior)
+        fresh[str(peer)] = cache[key]
+    return update_pool({}, fresh)
 
 
 def _same_server(a: Any, b: Any) -> bool:

@@ -11,20 +11,22 @@ from flask.testing import FlaskClient
 from sqlalchemy import create_engine, select, update
 from sqlalchemy.orm import Session
 
-from sparkscope.advisor.calibrate import (
-    ClusterPrior,
-    Overheads,
-    fit_cluster_prior,
-    fit_overheads,
-    key_overheads_terms,
-)
+from sparkscope.advisor.calibrate import Overheads, fit_overheads
 from sparkscope.advisor.combine import Calibration, predict
+from sparkscope.advisor.prior import (
+    ClusterPrior,
+    fit_cluster_prior,
+    key_overheads_terms,
+    pool_halfwidth,
+    update_pool,
+)
 from sparkscope.advisor.simulate import AppRun, StageRun, build_plan, simulate
 from sparkscope.models import Application, WhatIfCluster, WhatIfModel
 from sparkscope.whatif import load_run
 from tests.whatif.test_api import make
 from tests.whatif.test_simulate import GRID
 
+NAMES = ("nightly_feature_build", "catalog_join_export", "churn_model_training")
 CHURN_1X = "app-20261130183105-0000"  # churn_model_training, 1x input, 1 executor, 98.6 s
 
 
@@ -85,6 +87,29 @@ def test_prior_corrects_a_single_run_by_hand() -> None:
     assert "other recurring application" in cal.simulation_only().describe()
 
 
+def test_pool_keeps_the_latest_keys_and_thins_each() -> None:
+    pool = update_pool({}, {"a": [0.1] * 100, "b": [], "c": [0.3, -0.2]})
+    assert list(pool) == ["a", "c"] and len(pool["a"]) == 40
+    # A refitted key replaces its residuals and becomes the latest; an empty one leaves.
+    pool = update_pool(pool, {"a": [0.5], "c": []})
+    assert pool == {"a": [0.5]}
+    many = update_pool({}, {str(i): [float(i)] for i in range(60)})
+    assert list(many) == [str(i) for i in range(10, 60)]
+    # Conformal rank ceil((n + 1) * 0.8) of the |r|: 9 values -> the 8th smallest.
+    values = {"k": [0.01 * i for i in range(1, 10)]}
+    assert pool_halfwidth(values) == pytest.approx(0.08)
+    assert pool_halfwidth({"k": [-0.3]}) == pytest.approx(0.3)  # too few: the largest |r|
+    assert pool_halfwidth({}) == 0.0
+
+
+def test_prior_interval_is_its_halfwidth_around_the_prediction() -> None:
+    plan = build_plan(uniform_run())
+    cal = Calibration(prior=ClusterPrior(0.1, 1000.0, 2, halfwidth=0.2))
+    p = predict(plan, cal, 4)
+    assert p.low_ms == pytest.approx(p.predicted_ms * 0.8)
+    assert p.high_ms == pytest.approx(p.predicted_ms * 1.2)
+
+
 def test_the_keys_own_history_wins_over_the_prior() -> None:
     plan = build_plan(uniform_run())
     own = Overheads(work=(1.0, 0.0), startup=(5000.0, 0.0))  # no contention, flat start-up
@@ -110,7 +135,11 @@ def test_fetch_stores_the_servers_prior(corpus_url: str) -> None:
     assert [x for _, c, s in models for x in (c, s)] == pytest.approx([x for t in terms for x in t])
     assert row.n_keys == 3
     stored = ClusterPrior.from_dict(json.loads(row.model))
-    assert stored == fit_cluster_prior(terms)
+    pool = json.loads(row.model)["pool"]
+    # Every application's residuals under the prior fitted without it make the interval.
+    assert sorted(pool) == sorted(NAMES) and all(len(v) == 40 for v in pool.values())
+    assert stored == fit_cluster_prior(terms, pool_halfwidth(pool))
+    assert 0 < stored.halfwidth < 0.5
     # The corpus's 2-core machine: tasks slow down and start-up grows with more executors.
     assert stored.contention > 0 and stored.startup_per_executor_ms > 0
 
@@ -134,9 +163,11 @@ def test_a_run_without_history_gets_the_servers_correction(
     body = client.get(f"/api/apps/{CHURN_1X}/whatif?executors=1,8").get_json()
     assert "other recurring application" in body["model"]
     one, eight = body["points"]
-    # Its own size is kept as observed (98.6 s); without history there is no interval.
+    # Its own size is kept as observed (98.6 s); the interval is the prior's (how it did on the
+    # server's other applications), the same relative width at every size.
     assert one["predicted_ms"] == pytest.approx(98_582, rel=0.05)
-    assert eight["low_ms"] == eight["predicted_ms"] == eight["high_ms"]
+    widths = [(p["high_ms"] - p["predicted_ms"]) / p["predicted_ms"] for p in (one, eight)]
+    assert widths[0] > 0.01 and widths[0] == pytest.approx(widths[1], abs=0.002)
     # The real 8-executor run of the same input took 46.6 s: the bare simulation (tasks as
     # observed, start-up as at 1 executor) says far less; the prior brings it closer.
     engine = create_engine(url)
