@@ -257,33 +257,22 @@ _POINT_COLUMNS = (
 def stored_runs(session: Session, server_id: int, key: str, since: int) -> list[StoredRun]:
     """The key's stored runs: those from ``since`` on (recomputed now, with their features),
     the ``RESIDUAL_RUNS`` before with their points (selection and intervals read them) and the
-    older ones of the training window with their feature vector only."""
+    older ones of the training window with their feature vector only (one query for both)."""
     where = (RunPrediction.server_id == server_id, RunPrediction.key == key)
-    recent = session.execute(
+    before = session.execute(
         select(*_BASE_COLUMNS, *_POINT_COLUMNS)
         .where(*where, RunPrediction.start_time_ms < since)
         .order_by(RunPrediction.start_time_ms.desc())
-        .limit(rolling.RESIDUAL_RUNS)
+        .limit(HISTORY)
     ).all()
-    older: list[Any] = []
-    if len(recent) == rolling.RESIDUAL_RUNS:
-        older = list(
-            session.execute(
-                select(*_BASE_COLUMNS)
-                .where(*where, RunPrediction.start_time_ms < since)
-                .order_by(RunPrediction.start_time_ms.desc())
-                .offset(rolling.RESIDUAL_RUNS)
-                .limit(HISTORY - rolling.RESIDUAL_RUNS)
-            ).all()
-        )
     after = session.execute(
         select(*_BASE_COLUMNS, _json_text(RunPrediction.features))
         .where(*where, RunPrediction.start_time_ms >= since)
         .order_by(RunPrediction.start_time_ms)
     ).all()
-    out = [_stored_run(r) for r in reversed(older)]
+    out = [_stored_run(r) for r in reversed(before[rolling.RESIDUAL_RUNS :])]
     row: Any
-    for row in reversed(recent):
+    for row in reversed(before[: rolling.RESIDUAL_RUNS]):
         cands, fcs, model, expected, low, high, n_train = row[6:]
         cands, fcs = _parse(cands), _parse(fcs)
         forecasts = dict(fcs or {})

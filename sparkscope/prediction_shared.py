@@ -10,7 +10,7 @@ import threading
 import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, overload
+from typing import Any, NamedTuple, overload
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
@@ -53,6 +53,12 @@ def forget_models() -> None:
         _models.clear()
 
 
+class _Stored(NamedTuple):
+    fitted_before_ms: int
+    n_train: int
+    fitted_at_ms: int
+
+
 def class_model(
     session: Session, server_id: int, before_ms: int, cfg: PredictionConfig
 ) -> classaware.ClassAware | None:
@@ -73,14 +79,20 @@ def class_model(
         RunPrediction.succeeded.is_(True),
         RunPrediction.start_time_ms < before_ms,
     )
-    n = session.scalar(select(func.count()).where(*trainable)) or 0
+    # The count and the stored fit's identity in one round trip.
+    stored = PredictionModel.server_id == server_id
+    found = session.execute(
+        select(
+            select(func.count()).where(*trainable).scalar_subquery(),
+            select(PredictionModel.fitted_before_ms).where(stored).scalar_subquery(),
+            select(PredictionModel.n_train).where(stored).scalar_subquery(),
+            select(PredictionModel.fitted_at_ms).where(stored).scalar_subquery(),
+        )
+    ).one()
+    n = int(found[0] or 0)
     if n < classaware.MIN_TRAIN:
         return None
-    cached = session.execute(
-        select(
-            PredictionModel.fitted_before_ms, PredictionModel.n_train, PredictionModel.fitted_at_ms
-        ).where(PredictionModel.server_id == server_id)
-    ).first()
+    cached = _Stored(int(found[1]), int(found[2]), int(found[3])) if found[1] is not None else None
     if cached is not None and cached.fitted_before_ms <= before_ms and n < REFIT * cached.n_train:
         key = _model_key(
             session, server_id, cached.fitted_at_ms, cached.n_train, cached.fitted_before_ms
@@ -105,15 +117,15 @@ def class_model(
     if fitted is not None and (cached is None or cached.fitted_before_ms <= before_ms):
         if cached is not None:
             session.execute(delete(PredictionModel).where(PredictionModel.server_id == server_id))
-        row = PredictionModel(
+        made = PredictionModel(
             server_id=server_id,
             fitted_before_ms=before_ms,
             n_train=n,
             blob=zlib.compress(pickle.dumps(fitted), 1),
             fitted_at_ms=now_ms(),
         )
-        session.add(row)
-        _remember(_model_key(session, server_id, row.fitted_at_ms, n, before_ms), fitted)
+        session.add(made)
+        _remember(_model_key(session, server_id, made.fitted_at_ms, n, before_ms), fitted)
     return fitted
 
 

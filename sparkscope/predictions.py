@@ -282,18 +282,18 @@ def _clean(d: dict[str, float]) -> dict[str, float]:
 def _shrunk_keys(session: Session, server_id: int) -> list[str]:
     """Keys with fewer stored predictions than their forecast counted (a run was deleted).
 
-    Two totals first; the per-key counts only when they differ (stale rows of re-fetched runs
+    Two totals first (one query); the per-key counts only when they differ (stale rows of re-fetched runs
     are still stored at this point, so a re-fetch alone does not trigger it).
     """
-    stored = session.scalar(select(func.count()).where(RunPrediction.server_id == server_id)) or 0
-    counted = (
-        session.scalar(
-            select(func.coalesce(func.sum(RecurringForecast.n_runs), 0)).where(
-                RecurringForecast.server_id == server_id
-            )
+    totals = session.execute(
+        select(
+            select(func.count()).where(RunPrediction.server_id == server_id).scalar_subquery(),
+            select(func.coalesce(func.sum(RecurringForecast.n_runs), 0))
+            .where(RecurringForecast.server_id == server_id)
+            .scalar_subquery(),
         )
-        or 0
-    )
+    ).one()
+    stored, counted = int(totals[0] or 0), int(totals[1] or 0)
     if stored >= counted:
         return []
     counts = dict(

@@ -216,6 +216,9 @@ def test_class_aware_learns_each_workload_class_across_keys() -> None:
     scan, heavy = model.predict(new)
     assert scan == pytest.approx(3000, rel=0.15)
     assert heavy == pytest.approx(12000, rel=0.15)
+    # The classes come from the fitted arrays, as scikit-learn's own transform and predict give.
+    sk = model.kmeans.predict(model.pca.transform(np.log1p(X[:, knn.DISTANCE_COLUMNS])))
+    assert len(set(sk)) > 1 and (model.classes(X) == sk).all()
     assert classaware.fit(X[:10], y[:10]) is None  # too few runs: no model
 
 
