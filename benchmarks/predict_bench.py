@@ -47,13 +47,15 @@ def fleet(apps: int, seed: int = 42) -> list[Run]:
     return runs
 
 
-def fetch_time(runs: int = 1000, class_aware: bool = True) -> tuple[float, float]:
-    """ms to bring predictions up to date after one new run of a key with ``runs`` runs: when the
-    stored class-aware model is reused (the usual case), and when it is refitted (once per 50%
-    growth of the server's runs)."""
+def fetch_time(runs: int = 1000, class_aware: bool = True, reps: int = 5) -> dict[str, list[float]]:
+    """ms to bring predictions up to date after one new run of a key with ``runs`` runs, ``reps``
+    times each: ``refit`` when the class-aware model is refitted (once per 50% growth of the
+    server's runs; measured once), ``reused`` when the stored model is reused and this process
+    already holds it unpickled (a fetch loop, or the second server of a fetch run), ``cold`` when
+    it must be read and unpickled first (the first refresh of a `sparkscope fetch` process)."""
     import tempfile
 
-    from sparkscope import migrate, predictions
+    from sparkscope import migrate, prediction_shared, predictions
     from sparkscope.config import PredictionConfig
     from sparkscope.db import make_engine, make_sessionmaker
     from sparkscope.models import Application, EnvironmentProperty, HistoryServer
@@ -88,15 +90,26 @@ def fetch_time(runs: int = 1000, class_aware: bool = True) -> tuple[float, float
                 add(session, i)
         cfg = PredictionConfig(class_aware=class_aware)
         predictions.refresh_server(factory, 1, cfg)
-        took = []
-        for extra in range(2):
+        took: dict[str, list[float]] = {"refit": [], "reused": [], "cold": []}
+        plan = ["refit"] + ["reused"] * reps + ["cold"] * reps
+        for extra, kind in enumerate(plan):
             with factory() as session, session.begin():
                 add(session, runs + extra)
+            if kind == "cold":
+                prediction_shared.forget_models()
             started = time.process_time()
             stats = predictions.refresh_server(factory, 1, cfg)
-            took.append((time.process_time() - started) * 1000)
+            took[kind].append((time.process_time() - started) * 1000)
             assert stats.runs == 1
-        return took[1], took[0]
+        prediction_shared.forget_models()
+        return took
+
+
+def _spread(values: list[float]) -> str:
+    values = sorted(values)
+    if not values:
+        return "-"
+    return f"median {values[len(values) // 2]:.1f} (min {values[0]:.1f}, max {values[-1]:.1f})"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -105,14 +118,16 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     import numpy as np
 
-    fetch_time(100)  # imports and first-use costs out of the way
-    reused, refit = fetch_time()
-    plain, _ = fetch_time(class_aware=False)
+    fetch_time(100, reps=1)  # imports and first-use costs out of the way
+    on = fetch_time()
+    off = fetch_time(class_aware=False)
     print(
-        "fetch time, 1 new run of a key with 1,000 runs (SQLite, database work included), CPU: "
-        f"{reused:.1f} ms (class-aware model reused), {refit:.1f} ms (refitted), "
-        f"{plain:.1f} ms (class-aware off)"
+        "fetch time, 1 new run of a key with 1,000 runs (SQLite, database work included), CPU ms:"
     )
+    print(f"  class-aware model reused, held by the process: {_spread(on['reused'])}")
+    print(f"  class-aware model reused, read and unpickled:  {_spread(on['cold'])}")
+    print(f"  class-aware model refitted:                    {_spread(on['refit'])}")
+    print(f"  class-aware model off:                         {_spread(off['reused'])}")
     key = [r for r in fleet(20_000) if r.key == "recurring-1000"][:1001]
     X = np.array([r.vector for r in key])
     y = np.array([r.duration_ms or 0.0 for r in key])

@@ -1,25 +1,24 @@
 """What predictions read from the database: run features built from the stored rows (one query
 per table for a batch, like :func:`sparkscope.analysis.load_app_data`), and a key's stored
-predictions, residual pools and class-aware training runs.
+predictions (the class-aware model and the residual pools are in
+:mod:`sparkscope.prediction_shared`).
 """
 
 from __future__ import annotations
 
-import pickle
-import zlib
+import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select
+import orjson
+from sqlalchemy import Text, cast, func, select
 from sqlalchemy.orm import Session
 
-from sparkscope.advisor import classaware, rolling
+from sparkscope.advisor import rolling
 from sparkscope.advisor.features import KEY_SETTINGS, RunFeatures, recurring_key, run_features
 from sparkscope.advisor.rolling import Point
-from sparkscope.config import PredictionConfig
-from sparkscope.db import now_ms
 from sparkscope.models import (
     AnalysisResult,
     Application,
@@ -27,7 +26,6 @@ from sparkscope.models import (
     EnvironmentProperty,
     Executor,
     Job,
-    PredictionModel,
     RunPrediction,
     Stage,
 )
@@ -70,9 +68,6 @@ def key_names(
 
 #: Earlier runs read per key: the training window plus the residuals of the earliest of them.
 HISTORY = rolling.WINDOW + rolling.RESIDUAL_RUNS
-POOL = 500
-#: Refit the class-aware model once the runs it could learn from grew by half.
-REFIT = 1.5
 _APP_COLUMNS = (
     "id",
     "server_id",
@@ -211,69 +206,6 @@ def _load_batch(session: Session, ids: list[int], numbers_only: bool = False) ->
 # ------------------------------------------------------------- stored predictions
 
 
-def pools(session: Session, server_id: int) -> tuple[list[float], list[float]]:
-    """Recent out-of-sample log residuals of the server (served model, served forecast)."""
-    rows = session.execute(
-        select(RunPrediction.duration_ms, RunPrediction.expected_ms, RunPrediction.forecast_ms)
-        .where(RunPrediction.server_id == server_id, RunPrediction.succeeded.is_(True))
-        .order_by(RunPrediction.start_time_ms.desc())
-        .limit(POOL)
-    ).all()
-    pool = [e for d, p, _f in rows if (e := rolling.log_error(d, p)) is not None]
-    fpool = [e for d, _p, f in rows if (e := rolling.log_error(d, f)) is not None]
-    return pool, fpool
-
-
-def class_model(
-    session: Session, server_id: int, before_ms: int, cfg: PredictionConfig
-) -> classaware.ClassAware | None:
-    """The class-aware model of the server's successful runs that started before ``before_ms``.
-
-    The last fit is stored and reused while it is out of sample for these runs (all its training
-    runs started before them) and the runs available grew by less than half since; otherwise it
-    is refitted (and stored when it is the newest).
-    """
-    if not cfg.class_aware:
-        return None
-    import numpy as np
-
-    trainable = (
-        RunPrediction.server_id == server_id,
-        RunPrediction.succeeded.is_(True),
-        RunPrediction.start_time_ms < before_ms,
-    )
-    n = session.scalar(select(func.count()).where(*trainable)) or 0
-    if n < classaware.MIN_TRAIN:
-        return None
-    cached = session.get(PredictionModel, server_id)
-    if cached is not None and cached.fitted_before_ms <= before_ms and n < REFIT * cached.n_train:
-        model: classaware.ClassAware = pickle.loads(zlib.decompress(cached.blob))  # ours only
-        return model
-    rows = session.execute(
-        select(RunPrediction.vector, RunPrediction.duration_ms)
-        .where(*trainable)
-        .order_by(RunPrediction.start_time_ms.desc())
-        .limit(classaware.MAX_TRAIN)
-    ).all()
-    X = np.array([v for v, _d in reversed(rows)], dtype=float)
-    y = np.array([float(d or 0) for _v, d in reversed(rows)])
-    fitted = classaware.fit(X, y)
-    if fitted is not None and (cached is None or cached.fitted_before_ms <= before_ms):
-        if cached is not None:
-            session.delete(cached)
-            session.flush()
-        session.add(
-            PredictionModel(
-                server_id=server_id,
-                fitted_before_ms=before_ms,
-                n_train=n,
-                blob=zlib.compress(pickle.dumps(fitted), 1),
-                fitted_at_ms=now_ms(),
-            )
-        )
-    return fitted
-
-
 @dataclass
 class StoredRun:
     """One run of a key while its predictions are refreshed."""
@@ -288,17 +220,32 @@ class StoredRun:
     point: Point | None = None  # stored, for runs kept as they are
 
 
+def _json_text(column: Any) -> Any:
+    """A JSON column read as its text: :func:`_parse` decodes it several times faster than the
+    driver's per-value ``json.loads`` (a key's history is a few hundred vectors)."""
+    return cast(column, Text)
+
+
+def _parse(text: str | None) -> Any:
+    if text is None:
+        return None
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:  # NaN or Infinity, which json.dumps writes and orjson refuses
+        return json.loads(text)
+
+
 _BASE_COLUMNS = (
     RunPrediction.application_id,
     RunPrediction.start_time_ms,
     RunPrediction.duration_ms,
     RunPrediction.succeeded,
     RunPrediction.fetched_at_ms,
-    RunPrediction.vector,
+    _json_text(RunPrediction.vector),
 )
 _POINT_COLUMNS = (
-    RunPrediction.candidates,
-    RunPrediction.forecasts,
+    _json_text(RunPrediction.candidates),
+    _json_text(RunPrediction.forecasts),
     RunPrediction.model,
     RunPrediction.expected_ms,
     RunPrediction.low_ms,
@@ -310,45 +257,35 @@ _POINT_COLUMNS = (
 def stored_runs(session: Session, server_id: int, key: str, since: int) -> list[StoredRun]:
     """The key's stored runs: those from ``since`` on (recomputed now, with their features),
     the ``RESIDUAL_RUNS`` before with their points (selection and intervals read them) and the
-    older ones of the training window with their feature vector only."""
+    older ones of the training window with their feature vector only (one query for both)."""
     where = (RunPrediction.server_id == server_id, RunPrediction.key == key)
-    recent = session.execute(
+    before = session.execute(
         select(*_BASE_COLUMNS, *_POINT_COLUMNS)
         .where(*where, RunPrediction.start_time_ms < since)
         .order_by(RunPrediction.start_time_ms.desc())
-        .limit(rolling.RESIDUAL_RUNS)
+        .limit(HISTORY)
     ).all()
-    older: list[Any] = []
-    if len(recent) == rolling.RESIDUAL_RUNS:
-        older = list(
-            session.execute(
-                select(*_BASE_COLUMNS)
-                .where(*where, RunPrediction.start_time_ms < since)
-                .order_by(RunPrediction.start_time_ms.desc())
-                .offset(rolling.RESIDUAL_RUNS)
-                .limit(HISTORY - rolling.RESIDUAL_RUNS)
-            ).all()
-        )
     after = session.execute(
-        select(*_BASE_COLUMNS, RunPrediction.features)
+        select(*_BASE_COLUMNS, _json_text(RunPrediction.features))
         .where(*where, RunPrediction.start_time_ms >= since)
         .order_by(RunPrediction.start_time_ms)
     ).all()
-    out = [_stored_run(r) for r in reversed(older)]
+    out = [_stored_run(r) for r in reversed(before[rolling.RESIDUAL_RUNS :])]
     row: Any
-    for row in reversed(recent):
+    for row in reversed(before[: rolling.RESIDUAL_RUNS]):
         cands, fcs, model, expected, low, high, n_train = row[6:]
+        cands, fcs = _parse(cands), _parse(fcs)
         forecasts = dict(fcs or {})
         fmodel = str(forecasts.pop("_model", ""))
         point = Point(dict(cands or {}), model, expected, low, high, n_train, forecasts, fmodel)
         out.append(_stored_run(row, point=point))
-    out.extend(_stored_run(r, features=RunFeatures.from_json(r[6])) for r in after)
+    out.extend(_stored_run(r, features=RunFeatures.from_json(_parse(r[6]) or {})) for r in after)
     return out
 
 
 def _stored_run(row: Any, **extra: Any) -> StoredRun:
     pk, start, duration, good, fetched, vector = row[:6]
-    return StoredRun(pk, start, duration, good, fetched, vector, **extra)
+    return StoredRun(pk, start, duration, good, fetched, _parse(vector), **extra)
 
 
 def earlier_features(session: Session, runs: list[StoredRun], i: int) -> list[RunFeatures]:

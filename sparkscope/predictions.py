@@ -28,13 +28,12 @@ from sparkscope.models import Application, RecurringForecast, RunPrediction
 from sparkscope.prediction_data import (
     RunRow,
     StoredRun,
-    class_model,
     earlier_features,
     load_runs,
     new_findings,
-    pools,
     stored_runs,
 )
+from sparkscope.prediction_shared import class_model, pools
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +82,7 @@ def refresh_all(
 
 def _refresh(session: Session, server_id: int, cfg: PredictionConfig, full: bool) -> RefreshStats:
     stats = RefreshStats()
+    started = now_ms()
     if full:
         session.execute(delete(RunPrediction).where(RunPrediction.server_id == server_id))
         session.execute(delete(RecurringForecast).where(RecurringForecast.server_id == server_id))
@@ -112,7 +112,7 @@ def _refresh(session: Session, server_id: int, cfg: PredictionConfig, full: bool
             delete(RunPrediction).where(RunPrediction.application_id.in_(stale[i : i + 1000]))
         )
     fresh = {r.id: r for r in load_runs(session, stale)}
-    pool, fpool = pools(session, server_id)
+    pool, fpool = pools(session, server_id, started)
     model = class_model(session, server_id, min(first_dirty.values()), cfg)
     for key, since in first_dirty.items():
         new_runs = [fresh[pk] for pk in dirty_ids.get(key, ()) if pk in fresh]
@@ -130,8 +130,8 @@ def _refresh_key(
     since: int,
     new_runs: Sequence[RunRow],
     cfg: PredictionConfig,
-    pool: list[float],
-    fpool: list[float],
+    pool: Sequence[float],
+    fpool: Sequence[float],
     model: classaware.ClassAware | None,
 ) -> int:
     import numpy as np
@@ -229,7 +229,7 @@ def _store_forecast(
     t: Any,
     points: list[Point | None],
     cfg: PredictionConfig,
-    fpool: list[float],
+    fpool: Sequence[float],
     nstored_runs: int,
     since: int,
 ) -> None:
@@ -282,18 +282,18 @@ def _clean(d: dict[str, float]) -> dict[str, float]:
 def _shrunk_keys(session: Session, server_id: int) -> list[str]:
     """Keys with fewer stored predictions than their forecast counted (a run was deleted).
 
-    Two totals first; the per-key counts only when they differ (stale rows of re-fetched runs
+    Two totals first (one query); the per-key counts only when they differ (stale rows of re-fetched runs
     are still stored at this point, so a re-fetch alone does not trigger it).
     """
-    stored = session.scalar(select(func.count()).where(RunPrediction.server_id == server_id)) or 0
-    counted = (
-        session.scalar(
-            select(func.coalesce(func.sum(RecurringForecast.n_runs), 0)).where(
-                RecurringForecast.server_id == server_id
-            )
+    totals = session.execute(
+        select(
+            select(func.count()).where(RunPrediction.server_id == server_id).scalar_subquery(),
+            select(func.coalesce(func.sum(RecurringForecast.n_runs), 0))
+            .where(RecurringForecast.server_id == server_id)
+            .scalar_subquery(),
         )
-        or 0
-    )
+    ).one()
+    stored, counted = int(totals[0] or 0), int(totals[1] or 0)
     if stored >= counted:
         return []
     counts = dict(

@@ -56,7 +56,7 @@ class ClassAware:
         import numpy as np
 
         A = _scaled(X)
-        labels = self.kmeans.predict(self.pca.transform(A))
+        labels = self._labels(A)
         out = np.full(len(X), self.fallback)
         for c, reg in self.regressors.items():
             m = labels == c
@@ -65,7 +65,20 @@ class ClassAware:
         return out
 
     def classes(self, X: Any) -> Any:
-        return self.kmeans.predict(self.pca.transform(_scaled(X)))
+        return self._labels(_scaled(X))
+
+    def _labels(self, A: Any) -> Any:
+        """The nearest k-means centre of each run in PCA space: what ``kmeans.predict(
+        pca.transform(A))`` computes, from the fitted arrays directly (the estimators' input
+        checks cost more than the arithmetic for the few runs of a fetch)."""
+        import numpy as np
+
+        P = (A - self.pca.mean_) @ self.pca.components_.T
+        if getattr(self.pca, "whiten", False):
+            P /= np.sqrt(self.pca.explained_variance_)
+        centres = self.kmeans.cluster_centers_
+        d = ((P[:, None, :] - centres[None, :, :]) ** 2).sum(axis=2)
+        return d.argmin(axis=1)
 
 
 def fit(X: Any, y: Any, seed: int = 0) -> ClassAware | None:

@@ -7,8 +7,9 @@ For run ``i`` of a key (runs in start order):
 2. every candidate model predicts run ``i`` from them (out of sample by construction);
 3. the serving model is the I/O line unless another candidate's absolute log errors over the
    latest ``SELECT_RUNS`` earlier origins of this key (at least ``MIN_SCORED``) are smaller by a
-   one-sided paired t-test; a key with fewer than ``FEW_RUNS`` training runs is served by the
-   class-aware model when there is one (what similar runs of other keys took);
+   one-sided paired t-test, Bonferroni-corrected for the number of challengers; a key with fewer
+   than ``FEW_RUNS`` training runs is served by the class-aware model when there is one (what
+   similar runs of other keys took);
 4. the interval is split-conformal on the serving model's own earlier out-of-sample residuals
    (those of the class, or of every key, when the key has fewer than ``MIN_RESIDUALS``).
 
@@ -97,11 +98,12 @@ def _recent(
     return out
 
 
-@functools.lru_cache(maxsize=256)
-def _t_quantile(df: int) -> float:
+@functools.lru_cache(maxsize=1024)
+def _t_quantile(df: int, tests: int = 1) -> float:
+    """The one-sided critical value of Student's t at ``SWITCH_ALPHA / tests`` (Bonferroni)."""
     from scipy.stats import t
 
-    return float(t.ppf(1 - SWITCH_ALPHA, df))
+    return float(t.ppf(1 - SWITCH_ALPHA / max(1, tests), df))
 
 
 def select(
@@ -118,7 +120,10 @@ def select(
     Only origins where every candidate predicted count, so all are judged on the same runs. A
     challenger replaces the ``incumbent`` (the default model) only when a one-sided paired t-test
     on those runs says it is better at level ``SWITCH_ALPHA``: with a handful of scored runs small
-    differences are noise, and switching on noise costs more than it gains.
+    differences are noise, and switching on noise costs more than it gains. Every challenger is
+    tested, so each test runs at ``SWITCH_ALPHA`` divided by their number (Bonferroni): the chance
+    that *some* challenger replaces an incumbent that is in truth as good stays at most
+    ``SWITCH_ALPHA`` however many candidates compete.
     """
     return choose(names, _recent(points, y, ok, i, SELECT_RUNS, forecast_), incumbent)
 
@@ -141,13 +146,14 @@ def choose(
     if incumbent not in errs:
         return min(names, key=lambda m: errs[m])
     best, best_err = incumbent, errs[incumbent]
+    critical = _t_quantile(n - 1, len(errs) - 1)
     for m in names:
         if m == incumbent or errs[m] >= best_err:
             continue
         diffs = [abs(e[incumbent]) - abs(e[m]) for e in common]
         mean = sum(diffs) / n
         sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1))
-        if mean > _t_quantile(n - 1) * sd / math.sqrt(n):
+        if mean > critical * sd / math.sqrt(n):
             best, best_err = m, errs[m]
     return best
 

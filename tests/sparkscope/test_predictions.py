@@ -216,6 +216,9 @@ def test_class_aware_learns_each_workload_class_across_keys() -> None:
     scan, heavy = model.predict(new)
     assert scan == pytest.approx(3000, rel=0.15)
     assert heavy == pytest.approx(12000, rel=0.15)
+    # The classes come from the fitted arrays, as scikit-learn's own transform and predict give.
+    sk = model.kmeans.predict(model.pca.transform(np.log1p(X[:, knn.DISTANCE_COLUMNS])))
+    assert len(set(sk)) > 1 and (model.classes(X) == sk).all()
     assert classaware.fit(X[:10], y[:10]) is None  # too few runs: no model
 
 
@@ -225,3 +228,22 @@ def test_a_key_with_little_history_is_served_by_the_class_aware_model() -> None:
     assert p.n_train == 2 and p.model == "class_gbdt" and p.expected == 9999.0
     p = rolling.predict_run(X, y, ok, t, 2, [None, None], 0.8)
     assert p.model == "io_line"
+
+
+def test_a_challenger_replaces_the_default_only_when_significant_among_all_candidates() -> None:
+    # 10 scored runs; the challenger's absolute log errors are smaller by 0.01 +- 0.0105:
+    # paired t = 0.01 / (0.0105 / sqrt(10)) ~ 3.0, beyond the 2.5% critical value for one
+    # challenger (2.26) but not beyond the Bonferroni one for five (2.5% / 5: 3.69).
+    noise = [0.01, -0.01, 0.012, -0.008, 0.011, -0.012, 0.009, -0.009, 0.01, -0.013]
+    recent = [{"io_line": 0.05, "b": 0.05 - 0.01 - d} for d in noise]
+    diffs = [0.01 + d for d in noise]
+    mean = sum(diffs) / len(diffs)
+    sd = math.sqrt(sum((v - mean) ** 2 for v in diffs) / (len(diffs) - 1))
+    assert 2.3 < mean / (sd / math.sqrt(len(diffs))) < 3.6
+    assert rolling.choose(["io_line", "b"], recent, "io_line") == "b"
+    # Four more challengers, all worse: the same evidence no longer clears the corrected level.
+    crowd = [{**e, "c": 0.06, "d": 0.07, "e": 0.08, "f": 0.09} for e in recent]
+    assert rolling.choose(["io_line", "b", "c", "d", "e", "f"], crowd, "io_line") == "io_line"
+    # A challenger that is clearly better still takes over.
+    clear = [{**e, "b": 0.01} for e in crowd]
+    assert rolling.choose(["io_line", "b", "c", "d", "e", "f"], clear, "io_line") == "b"

@@ -19,8 +19,12 @@ RECORDED = Path(__file__).resolve().parents[2] / "demo" / "recurring-events"
 KEYS = {"store_revenue_rollup", "web_events_sorted_export", "order_enrichment"}
 
 
-def test_predictions_on_the_recorded_corpus(fresh_db_url: str) -> None:
-    env = {"SPARKSCOPE_DATABASE_URL": fresh_db_url}
+def test_predictions_on_the_recorded_corpus(fresh_db_url: str, tmp_path: Path) -> None:
+    # The AQE-off run of order_enrichment took 16% more than expected, 9% above its interval's
+    # top: a regression at a 5% margin (the default 10% calls it normal).
+    config = tmp_path / "sparkscope.yaml"
+    config.write_text("predictions:\n  margin: 0.05\n")
+    env = {"SPARKSCOPE_DATABASE_URL": fresh_db_url, "SPARKSCOPE_CONFIG": str(config)}
     result = CliRunner().invoke(cli, ["fetch", "--url", str(RECORDED)], env=env)
     assert result.exit_code == 0, result.output
     factory = make_sessionmaker(make_engine(fresh_db_url))
@@ -41,9 +45,9 @@ def test_predictions_on_the_recorded_corpus(fresh_db_url: str) -> None:
     figures = json.loads(out.output)
     overall = figures["overall"]
     assert overall["n"] == 30 and set(figures["keys"]) == KEYS
-    # Targets: MAPE <= 4% (measured 4.1%, see README), coverage within 10 points of the level,
+    # Targets: MAPE <= 4% (measured 3.9%, see README), coverage within 10 points of the level,
     # next-run forecast MAPE <= 10%. Naive last run: 12.0%.
-    assert overall["mape"] <= 0.045
+    assert overall["mape"] <= 0.04
     assert overall["skill_last"] >= 0.6
     assert abs(overall["coverage"] - overall["level"]) <= 0.10
     assert overall["forecast_mape"] <= 0.10
