@@ -95,31 +95,18 @@ PARALLEL_COLUMNS = (NUMERIC.index("input_bytes"),)
 RIDGE = 0.001
 
 
-def _fit(X: Any, work: Any, x: Any, slots: Any) -> tuple[float, float, float]:
-    """Ridge line of ``work`` on the I/O columns that vary (and, given the ``slots``, the parallel
-    columns divided by them), scaled by their largest value, intercept not penalised:
-    (the work predicted for ``x``, residual sum of squares, effective degrees of freedom: the
-    trace of the hat matrix)."""
+def _fit(A: Any, G: Any, b: Any, work: Any, z: Any) -> tuple[float, float, float]:
+    """Ridge line of ``work`` on the design ``A`` (intercept first, then scaled and centred
+    columns; ``G = A'A``, ``b = A'work``), intercept not penalised: (the work predicted for the
+    design row ``z``, residual sum of squares, effective degrees of freedom: the trace of the hat
+    matrix)."""
     import numpy as np
 
-    n = len(work)
-    cols = [c for c in IO_COLUMNS if X[:, c].max() > 1.0001 * X[:, c].min()]
-    M, z = X[:, cols], x[cols]
-    if slots is not None:
-        par = [c for c in PARALLEL_COLUMNS if X[:, c].max() > 0]
-        M = np.column_stack([M, X[:, par] / slots[:, None]])
-        z = np.concatenate([z, x[par] / max(float(x[SLOTS]), 1.0)])
-    scale = np.abs(M).max(axis=0)
-    scale[scale == 0] = 1.0
-    Z = M / scale
-    mu = Z.mean(axis=0)
-    A = np.column_stack([np.ones(n), Z - mu])
-    penalty = np.diag([0.0] + [RIDGE * n] * M.shape[1])
-    inv = np.linalg.inv(A.T @ A + penalty)
-    w = inv @ (A.T @ work)
-    rss = float(np.sum((work - A @ w) ** 2))
-    df = float(np.einsum("ij,ij->", A @ inv, A))
-    return max(float(np.concatenate([[1.0], z / scale - mu]) @ w), 0.0), rss, df
+    k = A.shape[1]
+    inv = np.linalg.inv(G + np.diag([0.0] + [RIDGE * len(work)] * (k - 1)))
+    w = inv @ b
+    resid = work - A @ w
+    return max(float(z @ w), 0.0), float(resid @ resid), float(np.trace(inv @ G))
 
 
 def lines(X: Any, y: Any, x: Any, alpha: float = 0.0) -> tuple[float, float, bool]:
@@ -147,13 +134,28 @@ def lines(X: Any, y: Any, x: Any, alpha: float = 0.0) -> tuple[float, float, boo
     work = y - X[:, STARTUP]
     start = float(x[STARTUP])
     n = len(y)
-    if n < 4 or not any(X[:, c].max() > 1.0001 * X[:, c].min() for c in IO_COLUMNS):
+    cols = [c for c in IO_COLUMNS if X[:, c].max() > 1.0001 * X[:, c].min()]
+    if n < 4 or not cols:
         same = float(median_of_last(X, work, x)) + start
         return same, same, False
-    io, rss0, df0 = _fit(X, work, x, None)
-    if X[:, SLOTS].max() <= 1.0001 * max(X[:, SLOTS].min(), 1.0):
+    M, z = X[:, cols], x[cols]
+    varies = X[:, SLOTS].max() > 1.0001 * max(X[:, SLOTS].min(), 1.0)
+    if varies:  # the parallel columns, divided by the slots, after the I/O ones
+        par = [c for c in PARALLEL_COLUMNS if X[:, c].max() > 0]
+        M = np.column_stack([M, X[:, par] / np.maximum(X[:, SLOTS], 1.0)[:, None]])
+        z = np.concatenate([z, x[par] / max(float(x[SLOTS]), 1.0)])
+    scale = np.abs(M).max(axis=0)
+    scale[scale == 0] = 1.0
+    Z = M / scale
+    mu = Z.mean(axis=0)
+    A = np.column_stack([np.ones(n), Z - mu])
+    zc = np.concatenate([[1.0], z / scale - mu])
+    G, b = A.T @ A, A.T @ work
+    k = 1 + len(cols)  # the I/O line: the first columns (same scaling, same centring)
+    io, rss0, df0 = _fit(A[:, :k], G[:k, :k], b[:k], work, zc[:k])
+    if not varies or A.shape[1] == k:
         return io + start, io + start, False
-    slot, rss1, df1 = _fit(X, work, x, np.maximum(X[:, SLOTS], 1.0))
+    slot, rss1, df1 = _fit(A, G, b, work, zc)
     extra, resid_df = df1 - df0, n - df1
     if extra <= 1e-6 or resid_df < 1 or rss1 >= rss0:
         significant = False
