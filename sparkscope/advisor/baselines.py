@@ -113,8 +113,9 @@ def lines(X: Any, y: Any, x: Any, alpha: float = 0.0) -> tuple[float, float, boo
     """(I/O line, slot line, whether the slot line's per-slot term is significant at ``alpha``).
 
     The I/O line: the run's own start-up plus a ridge line of the rest on what it read and wrote
-    and the task slots it had. Below four training runs, or when none of its columns varies, the
-    run's start-up plus the median of the rest.
+    and the task slots it had, never below ``FLOOR`` times the fastest training run. Below four
+    training runs, or when none of its columns varies, the run's start-up plus the median of the
+    rest.
 
     The slot line: the I/O line plus one more column, the bytes read divided by the run's task
     slots. That is Ernest's parallel term (scale / machines; Venkataraman et al., NSDI 2016):
@@ -153,8 +154,10 @@ def lines(X: Any, y: Any, x: Any, alpha: float = 0.0) -> tuple[float, float, boo
     G, b = A.T @ A, A.T @ work
     k = 1 + len(cols)  # the I/O line: the first columns (same scaling, same centring)
     io, rss0, df0 = _fit(A[:, :k], G[:k, :k], b[:k], work, zc[:k])
+    floor = FLOOR * float(y.min())  # a line extrapolated below zero says nothing: the floor
+    io = max(io + start, floor)
     if not varies or A.shape[1] == k:
-        return io + start, io + start, False
+        return io, io, False
     slot, rss1, df1 = _fit(A, G, b, work, zc)
     extra, resid_df = df1 - df0, n - df1
     if extra <= 1e-6 or resid_df < 1 or rss1 >= rss0:
@@ -164,7 +167,7 @@ def lines(X: Any, y: Any, x: Any, alpha: float = 0.0) -> tuple[float, float, boo
     else:
         stat = ((rss0 - rss1) / extra) / (rss1 / resid_df)
         significant = bool(fdtrc(extra, resid_df, stat) < alpha)
-    return io + start, slot + start, significant
+    return io, max(slot + start, floor), significant
 
 
 def io_line(X: Any, y: Any, x: Any) -> float:

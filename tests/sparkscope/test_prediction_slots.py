@@ -98,3 +98,14 @@ def test_scaling_corpus_backtest_beats_the_last_run(tmp_path: Path) -> None:
     # MAPE at most half the last run's (skill against it at least 50%), and under 10%.
     assert overall["skill_last"] >= 0.5
     assert overall["mape"] <= 0.10
+
+
+def test_lines_extrapolated_below_zero_stop_at_the_floor() -> None:
+    # Durations that fall as the input grows (and as the slots grow): a line extrapolated far
+    # enough goes below zero; both lines stop at FLOOR times the fastest training run.
+    inputs = [1e8 + 1e7 * i for i in range(10)]
+    X = runs(inputs, [1.0, 2.0] * 5, [0.0] * 10)
+    y = 30_000 - 1e-4 * X[:, IB] + 500 * X[:, CORES]
+    x = runs([1e9], [1.0], [0.0])[0]
+    io, slot, _significant = baselines.lines(X, y, x, rolling.SWITCH_ALPHA)
+    assert io == slot == pytest.approx(baselines.FLOOR * float(y.min()))
