@@ -3,7 +3,7 @@
     python -m benchmarks.predict_bench [--apps 100000]
 
 (1) Fetch time, database included: a throwaway SQLite file holds one key with 1,000 stored runs
-and their predictions; one more run is added and ``predictions.refresh_server`` (the fetch hook's
+(on 8, 16 or 32 task slots) and their predictions; one more run is added and ``predictions.refresh_server`` (the fetch hook's
 work: find the stale run, read the key's stored history, predict, verdict, forecast, store) is
 timed. (2) Numerics only: ``rolling.predict_run`` plus the next-run forecast for the newest run of
 a key with 1,000 runs. (3) ``run_backtest`` over ``--apps`` synthetic runs shaped like the fleet
@@ -58,7 +58,7 @@ def fetch_time(runs: int = 1000, class_aware: bool = True, reps: int = 5) -> dic
     from sparkscope import migrate, prediction_shared, predictions
     from sparkscope.config import PredictionConfig
     from sparkscope.db import make_engine, make_sessionmaker
-    from sparkscope.models import Application, EnvironmentProperty, HistoryServer
+    from sparkscope.models import Application, EnvironmentProperty, Executor, HistoryServer
 
     rng = random.Random(1)
     with tempfile.TemporaryDirectory() as tmp:
@@ -69,7 +69,9 @@ def fetch_time(runs: int = 1000, class_aware: bool = True, reps: int = 5) -> dic
         def add(session: object, i: int) -> None:
             size = int(1e9 * (1 + i / runs) * rng.uniform(0.8, 1.2))
             start = 1_700_000_000_000 + i * DAY_MS
-            duration = int(60_000 + size * 5e-5 * rng.uniform(0.95, 1.05))
+            # The task slots change between runs (the slot line and its F-test are fitted).
+            slots = rng.choice((8, 16, 32))
+            duration = int(60_000 + size * 8e-4 / slots * rng.uniform(0.95, 1.05))
             app = Application(
                 server_id=1, app_id=f"app-{i}", attempt_id="", name="nightly", start_time_ms=start,
                 end_time_ms=start + duration, duration_ms=duration, completed=True,
@@ -82,6 +84,9 @@ def fetch_time(runs: int = 1000, class_aware: bool = True, reps: int = 5) -> dic
                 EnvironmentProperty(
                     application_id=app.id, section="spark", name="spark.executor.cores", value="4"
                 )
+            )
+            session.add(  # type: ignore[attr-defined]
+                Executor(application_id=app.id, executor_id="1", is_driver=False, total_cores=slots)
             )
 
         with factory() as session, session.begin():

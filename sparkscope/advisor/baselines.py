@@ -87,28 +87,102 @@ IO_COLUMNS = tuple(
     NUMERIC.index(n) for n in ("input_bytes", "input_records", "output_bytes", "cores")
 )
 STARTUP = NUMERIC.index("startup_ms")
+#: Task slots (executor cores summed), and the scale of the work the slots share (Ernest's s in
+#: its s / m term: the input read).
+SLOTS = NUMERIC.index("cores")
+PARALLEL_COLUMNS = (NUMERIC.index("input_bytes"),)
 #: Ridge strength per run (scaled columns).
 RIDGE = 0.001
 
 
-def io_line(X: Any, y: Any, x: Any) -> float:
-    """The run's own start-up plus a ridge line of the rest on what it read and wrote and the
-    task slots it had (columns scaled by their largest value, intercept not penalised)."""
+def _fit(A: Any, G: Any, b: Any, work: Any, z: Any) -> tuple[float, float, float]:
+    """Ridge line of ``work`` on the design ``A`` (intercept first, then scaled and centred
+    columns; ``G = A'A``, ``b = A'work``), intercept not penalised: (the work predicted for the
+    design row ``z``, residual sum of squares, effective degrees of freedom: the trace of the hat
+    matrix)."""
     import numpy as np
 
-    n = len(y)
+    k = A.shape[1]
+    inv = np.linalg.inv(G + np.diag([0.0] + [RIDGE * len(work)] * (k - 1)))
+    w = inv @ b
+    resid = work - A @ w
+    return max(float(z @ w), 0.0), float(resid @ resid), float(np.trace(inv @ G))
+
+
+def lines(X: Any, y: Any, x: Any, alpha: float = 0.0) -> tuple[float, float, bool]:
+    """(I/O line, slot line, whether the slot line's per-slot term is significant at ``alpha``).
+
+    The I/O line: the run's own start-up plus a ridge line of the rest on what it read and wrote
+    and the task slots it had, never below ``FLOOR`` times the fastest training run. Below four
+    training runs, or when none of its columns varies, the run's start-up plus the median of the
+    rest.
+
+    The slot line: the I/O line plus one more column, the bytes read divided by the run's task
+    slots. That is Ernest's parallel term (scale / machines; Venkataraman et al., NSDI 2016):
+    work spread evenly over P slots takes 1/P of the time. With the I/O line's columns kept, the
+    fit splits the time per byte into a part that does not shrink with more slots (Amdahl's
+    serial part: stragglers, driver work per byte) and a part that does; the slot count itself
+    stays as a per-slot overhead (Ernest's term in machines). It nests the I/O line. When the
+    training runs all had the same slot count the new column is the bytes column over a constant:
+    there is nothing to learn about slots, and the slot line is the I/O line.
+
+    Significance: the partial F-test of the two nested lines on the training runs, each ridge
+    fit's effective degrees of freedom in place of its column count.
+    """
+    import numpy as np
+    from scipy.special import fdtrc
+
     work = y - X[:, STARTUP]
+    start = float(x[STARTUP])
+    n = len(y)
     cols = [c for c in IO_COLUMNS if X[:, c].max() > 1.0001 * X[:, c].min()]
     if n < 4 or not cols:
-        return float(median_of_last(X, work, x) + x[STARTUP])
-    scale = np.abs(X[:, cols]).max(axis=0)
-    Z = X[:, cols] / scale
+        same = float(median_of_last(X, work, x)) + start
+        return same, same, False
+    M, z = X[:, cols], x[cols]
+    varies = X[:, SLOTS].max() > 1.0001 * max(X[:, SLOTS].min(), 1.0)
+    if varies:  # the parallel columns, divided by the slots, after the I/O ones
+        par = [c for c in PARALLEL_COLUMNS if X[:, c].max() > 0]
+        M = np.column_stack([M, X[:, par] / np.maximum(X[:, SLOTS], 1.0)[:, None]])
+        z = np.concatenate([z, x[par] / max(float(x[SLOTS]), 1.0)])
+    scale = np.abs(M).max(axis=0)
+    scale[scale == 0] = 1.0
+    Z = M / scale
     mu = Z.mean(axis=0)
     A = np.column_stack([np.ones(n), Z - mu])
-    penalty = np.diag([0.0] + [RIDGE * n] * len(cols))
-    w = np.linalg.solve(A.T @ A + penalty, A.T @ work)
-    z = np.concatenate([[1.0], x[cols] / scale - mu])
-    return float(max(float(z @ w), 0.0) + x[STARTUP])
+    zc = np.concatenate([[1.0], z / scale - mu])
+    G, b = A.T @ A, A.T @ work
+    k = 1 + len(cols)  # the I/O line: the first columns (same scaling, same centring)
+    io, rss0, df0 = _fit(A[:, :k], G[:k, :k], b[:k], work, zc[:k])
+    floor = FLOOR * float(y.min())  # a line extrapolated below zero says nothing: the floor
+    io = max(io + start, floor)
+    if not varies or A.shape[1] == k:
+        return io, io, False
+    slot, rss1, df1 = _fit(A, G, b, work, zc)
+    extra, resid_df = df1 - df0, n - df1
+    if extra <= 1e-6 or resid_df < 1 or rss1 >= rss0:
+        significant = False
+    elif rss1 <= 0:
+        significant = True
+    else:
+        stat = ((rss0 - rss1) / extra) / (rss1 / resid_df)
+        significant = bool(fdtrc(extra, resid_df, stat) < alpha)
+    return io, max(slot + start, floor), significant
+
+
+def io_line(X: Any, y: Any, x: Any) -> float:
+    """The I/O line's prediction (see :func:`lines`)."""
+    return lines(X, y, x)[0]
+
+
+def slot_line(X: Any, y: Any, x: Any) -> float:
+    """The slot line's prediction (see :func:`lines`)."""
+    return lines(X, y, x)[1]
+
+
+def slots_matter(X: Any, y: Any, alpha: float) -> bool:
+    """Whether the slot line's per-slot term is significant at ``alpha`` (see :func:`lines`)."""
+    return lines(X, y, X[-1], alpha)[2]
 
 
 MODELS = {
@@ -116,5 +190,4 @@ MODELS = {
     "median_5": median_of_last,
     "ewma": ewma,
     "size_scaled": size_scaled,
-    "io_line": io_line,
 }

@@ -5,11 +5,13 @@ For run ``i`` of a key (runs in start order):
 1. training runs: the successful runs among the ``WINDOW`` before ``i`` (failed or killed runs
    never train, but are predicted and get a verdict);
 2. every candidate model predicts run ``i`` from them (out of sample by construction);
-3. the serving model is the I/O line unless another candidate's absolute log errors over the
-   latest ``SELECT_RUNS`` earlier origins of this key (at least ``MIN_SCORED``) are smaller by a
-   one-sided paired t-test, Bonferroni-corrected for the number of challengers; a key with fewer
-   than ``FEW_RUNS`` training runs is served by the class-aware model when there is one (what
-   similar runs of other keys took);
+3. the default model is the I/O line, or the slot line when the key's training runs ran on
+   different slot counts and the slot line's per-slot term explains significantly more of them
+   (partial F-test of the nested lines at ``SWITCH_ALPHA``); the default serves unless another
+   candidate's absolute log errors over the latest ``SELECT_RUNS`` earlier origins of this key
+   (at least ``MIN_SCORED``) are smaller by a one-sided paired t-test, Bonferroni-corrected for
+   the number of challengers; a key with fewer than ``FEW_RUNS`` training runs is served by the
+   class-aware model when there is one (what similar runs of other keys took);
 4. the interval is split-conformal on the serving model's own earlier out-of-sample residuals
    (those of the class, or of every key, when the key has fewer than ``MIN_RESIDUALS``).
 
@@ -21,12 +23,13 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from sparkscope.advisor import conformal, forecast
 from sparkscope.advisor.baselines import MODELS as BASELINES
+from sparkscope.advisor.baselines import lines
 from sparkscope.advisor.knn import MODELS as KNN
 
 WINDOW = 200
@@ -35,12 +38,12 @@ RESIDUAL_RUNS = 60
 MIN_SCORED = 5
 SWITCH_ALPHA = 0.025
 DEFAULT_MODEL = "io_line"
+#: The default instead when the key's slot counts vary and the per-slot term is significant.
+SLOT_MODEL = "slot_line"
 DEFAULT_FORECAST = "size_trend"
 CLASS_MODEL = "class_gbdt"
 #: Below this many training runs a key's own lines are not fitted (see baselines).
 FEW_RUNS = 4
-
-MODELS: dict[str, Callable[[Any, Any, Any], float]] = {**BASELINES, **KNN}
 
 
 @dataclass
@@ -179,12 +182,17 @@ def predict_run(
     if len(idx) == 0:
         return point
     Xt, yt = X[idx], y[idx]
-    for name, fn in MODELS.items():
+    for name, fn in BASELINES.items():
+        point.predictions[name] = fn(Xt, yt, X[i])
+    io, slot, slots_matter = lines(Xt, yt, X[i], SWITCH_ALPHA)
+    point.predictions[DEFAULT_MODEL], point.predictions[SLOT_MODEL] = io, slot
+    for name, fn in KNN.items():
         point.predictions[name] = fn(Xt, yt, X[i])
     if extra:
         point.predictions.update({k: v for k, v in extra.items() if v and v > 0})
     point.forecasts = forecast.candidates(Xt, yt, t[idx])
-    _serve(point, points, y, ok, i, level, pooled, pooled_forecast)
+    default = SLOT_MODEL if slots_matter else DEFAULT_MODEL
+    _serve(point, points, y, ok, i, level, pooled, pooled_forecast, default)
     return point
 
 
@@ -197,16 +205,15 @@ def _serve(
     level: float,
     pooled: Sequence[float],
     pooled_forecast: Sequence[float],
+    default: str = DEFAULT_MODEL,
 ) -> None:
     recent = _recent(points, y, ok, i, RESIDUAL_RUNS, False)
-    model = choose(list(point.predictions), recent, DEFAULT_MODEL)
+    model = choose(list(point.predictions), recent, default)
     if model is None and point.n_train < FEW_RUNS and CLASS_MODEL in point.predictions:
         # Too little history of its own for a line: what runs like it took, across keys.
         model = CLASS_MODEL
     if model is None:
-        model = (
-            DEFAULT_MODEL if DEFAULT_MODEL in point.predictions else next(iter(point.predictions))
-        )
+        model = default if default in point.predictions else next(iter(point.predictions))
     point.model = model
     point.expected = point.predictions[model]
     res = [e[model] for e in recent if model in e]
