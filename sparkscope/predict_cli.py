@@ -142,6 +142,6 @@ def _errors(e: Any) -> dict[str, Any]:
     """Median/P90 APE (None when nothing could be predicted) and the count."""
     n = len(e.values)
     out = {"n": n, "median_ape": e.median if n else None, "p90_ape": e.p90 if n else None}
-    if getattr(e, "coverage", None) is not None:
+    if e.coverage is not None:
         out["coverage"] = e.coverage
     return out

@@ -43,7 +43,6 @@ __all__ = [
     "history_runs",
     "key_histories",
     "refit_models",
-    "refit_cluster",
 ]
 
 
@@ -247,7 +246,7 @@ def refit_models(
     count = 0
     keys = sorted({recurring_key(n, patterns) for n in names})
     groups = names_of_keys(session, keys, patterns)  # one scan of the names for every key
-    terms = _stored_terms(session, server_id)
+    terms = {name: t for (_, name), t in stored_prior_terms(session, server_id).items()}
     fresh: dict[str, tuple[float, ...]] = {}
     measurable: dict[str, list[dict[str, Any]]] = {}
     for key in keys:
@@ -281,50 +280,40 @@ def refit_models(
         prior = fit_cluster_prior([t for k, t in terms.items() if k != key])
         if prior is not None:
             fresh[key] = prior_residuals(runs, prior)
-    session.flush()
-    refit_cluster(session, server_id, fresh)
+    _store_prior(session, server_id, list(terms.values()), fresh)
     return count
 
 
-def _stored_terms(session: Session, server_id: int) -> dict[str, tuple[Any, Any]]:
-    return {
-        name: (c, s)
-        for name, c, s in session.execute(
-            select(
-                WhatIfModel.name, WhatIfModel.contention, WhatIfModel.startup_per_executor_ms
-            ).where(WhatIfModel.server_id == server_id)
-        )
-    }
-
-
-def stored_prior_terms(session: Session) -> dict[tuple[int, str], tuple[Any, Any]]:
+def stored_prior_terms(
+    session: Session, server_id: int | None = None
+) -> dict[tuple[int, str], tuple[Any, Any]]:
     """(server id, key) -> what its stored model says of contention and start-up
-    (`key_overheads_terms`): the other keys' terms make a key's prior in the evaluation."""
-    return {
-        (server_id, name): (c, s)
-        for server_id, name, c, s in session.execute(
-            select(
-                WhatIfModel.server_id,
-                WhatIfModel.name,
-                WhatIfModel.contention,
-                WhatIfModel.startup_per_executor_ms,
-            )
-        )
-    }
+    (`key_overheads_terms`), of one server or all: the other keys' terms make a key's prior."""
+    query = select(
+        WhatIfModel.server_id,
+        WhatIfModel.name,
+        WhatIfModel.contention,
+        WhatIfModel.startup_per_executor_ms,
+    )
+    if server_id is not None:
+        query = query.where(WhatIfModel.server_id == server_id)
+    return {(sid, name): (c, s) for sid, name, c, s in session.execute(query)}
 
 
-def refit_cluster(
-    session: Session, server_id: int, fresh: dict[str, tuple[float, ...]] | None = None
-) -> Any:
-    """Fit and store the server's contention and start-up prior (`ClusterPrior`) from the stored
-    models of its recurring keys (at fetch time, after they are refitted), with its interval from
-    the pool of the keys' prior residuals (``fresh``: those of the keys just refitted, empty for
-    a key without); removed when no key's history covers several sizes. Returns the prior."""
+def _store_prior(
+    session: Session,
+    server_id: int,
+    terms: list[tuple[Any, Any]],
+    fresh: dict[str, tuple[float, ...]],
+) -> None:
+    """Store the server's contention and start-up prior (`ClusterPrior`) fitted on the terms of
+    every key, with its interval from the pool of the keys' prior residuals (``fresh``: those of
+    the keys just refitted, empty for a key without); removed when no key's history covers
+    several sizes."""
     from sparkscope.advisor.prior import fit_cluster_prior, pool_halfwidth, update_pool
 
-    terms = [(c, s) for c, s in _stored_terms(session, server_id).values() if c is not None]
     old = session.scalar(select(WhatIfCluster.model).where(WhatIfCluster.server_id == server_id))
-    pool = update_pool(json.loads(old).get("pool") or {} if old else {}, fresh or {})
+    pool = update_pool(json.loads(old).get("pool") or {} if old else {}, fresh)
     prior = fit_cluster_prior(terms, pool_halfwidth(pool))
     session.execute(delete(WhatIfCluster).where(WhatIfCluster.server_id == server_id))
     if prior is not None:
@@ -336,7 +325,6 @@ def refit_cluster(
                 model=json.dumps({**prior.to_dict(), "pool": pool}),
             )
         )
-    return prior
 
 
 def stored_calibration(session: Session, server_id: int, key: str) -> Any:

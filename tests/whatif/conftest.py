@@ -3,19 +3,38 @@ per session with `sparkscope fetch --url`, then copied per module or test."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from flask import Flask
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
+from sparkscope.app import create_app
 from sparkscope.cli import cli
+from sparkscope.config import parse_config
 from tests.conftest import create_pg_database, drop_pg_database
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "demo" / "scaling-events"
+
+
+def whatif_app(
+    url: str, prices: dict[str, Any] | None = None, patterns: Sequence[str] | None = None
+) -> Flask:
+    """The web app on ``url`` with what-if answers never cached, optional ``prices`` and
+    ``predictions.key_patterns``."""
+    raw: dict[str, Any] = {"database_url": url}
+    if prices:
+        raw["prices"] = prices
+    if patterns is not None:
+        raw["predictions"] = {"key_patterns": list(patterns)}
+    return create_app(
+        {"TESTING": True, "WHATIF_CACHE_SECONDS": 0}, config=parse_config(raw, env={})
+    )
 
 
 @pytest.fixture(scope="session")

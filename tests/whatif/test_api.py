@@ -6,13 +6,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import create_engine, delete, update
 from sqlalchemy.orm import Session
 
-from sparkscope.app import create_app
-from sparkscope.config import parse_config
 from sparkscope.models import (
     Application,
     EnvironmentProperty,
@@ -20,22 +17,15 @@ from sparkscope.models import (
     StageTaskDistribution,
     WhatIfInput,
 )
+from tests.whatif.conftest import whatif_app
 
 CHURN_8X = "app-20261130184609-0000"  # churn_model_training, 2x input, 8 executors, 69.2 s
 NIGHTLY = "nightly_feature_build"
 
 
-def make(url: str, prices: dict[str, Any] | None = None) -> Flask:
-    raw: dict[str, Any] = {"database_url": url}
-    if prices:
-        raw["prices"] = prices
-    cfg = parse_config(raw, env={})
-    return create_app({"TESTING": True, "WHATIF_CACHE_SECONDS": 0}, config=cfg)
-
-
 @pytest.fixture(scope="module")
 def client(corpus_url: str) -> Iterator[FlaskClient]:
-    yield make(corpus_url).test_client()
+    yield whatif_app(corpus_url).test_client()
 
 
 def test_whatif_shape_and_values(client: FlaskClient) -> None:
@@ -191,7 +181,9 @@ def test_unknown_name_is_404(client: FlaskClient) -> None:
 
 
 def test_prices_turn_hours_into_money(corpus_url: str) -> None:
-    c = make(corpus_url, {"core_hour": 0.05, "gb_hour": 0.01, "currency": "EUR"}).test_client()
+    c = whatif_app(
+        corpus_url, {"core_hour": 0.05, "gb_hour": 0.01, "currency": "EUR"}
+    ).test_client()
     body = c.get(f"/api/apps/{CHURN_8X}/whatif?executors=2").get_json()
     p = body["points"][0]
     # Core-hours (driver included) at 0.05 plus GB-hours at 0.01: 2 executors of 1 GiB + 384 MiB
@@ -245,7 +237,7 @@ def test_missing_data_is_422_with_the_reason(fresh_corpus_url: str, case: str) -
         reason = "no task-time distribution"
     # As fetched before the encoded input existed: read from the tables just changed.
     _change(fresh_corpus_url, delete(WhatIfInput).where(WhatIfInput.application_id == pk))
-    client = make(fresh_corpus_url).test_client()
+    client = whatif_app(fresh_corpus_url).test_client()
     r = client.get(f"/api/apps/{CHURN_8X}/whatif")
     assert r.status_code == 422
     assert reason in r.get_json()["message"]
@@ -281,7 +273,7 @@ def test_dynamic_allocation_sizes_max_executors(fresh_corpus_url: str) -> None:
             session.add(EnvironmentProperty(application_id=pk, section="spark", name=k, value=v))
     engine.dispose()
     body = (
-        make(fresh_corpus_url)
+        whatif_app(fresh_corpus_url)
         .test_client()
         .get(f"/api/apps/{CHURN_8X}/whatif?executors=8,64,128")
         .get_json()

@@ -11,14 +11,15 @@ from sqlalchemy.orm import Session
 
 from sparkscope.models import Application
 from tests.support.browser import SHOTS, chromium, new_page, served
-from tests.whatif.test_api import CHURN_8X, NIGHTLY, make
+from tests.whatif.conftest import whatif_app
+from tests.whatif.test_api import CHURN_8X, NIGHTLY
 
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
 def base_url(corpus_url: str) -> Iterator[str]:
-    with served(make(corpus_url)) as url:
+    with served(whatif_app(corpus_url)) as url:
         yield url
 
 

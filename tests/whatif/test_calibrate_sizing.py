@@ -12,6 +12,7 @@ from sparkscope.advisor.calibrate import (
     interval_halfwidth,
     residual_band,
 )
+from sparkscope.advisor.prior import key_overheads_terms
 from sparkscope.advisor.sizing import (
     MAX_SIZES,
     Prices,
@@ -110,6 +111,10 @@ def test_overheads_learn_contention_and_start_up_from_the_history() -> None:
     assert ov.startup_ms(6) == pytest.approx(9000)
     single = fit_overheads(pts[:1])
     assert single.task_scale(8, 1) == 1.0 and single.startup_ms(8) is None
+    # What the key gives the server's prior: relative contention c and start-up per executor.
+    c, s = key_overheads_terms(ov)
+    assert c == pytest.approx(0.1) and s == pytest.approx(1000.0)
+    assert key_overheads_terms(single) == (None, None)
 
 
 @pytest.mark.parametrize(

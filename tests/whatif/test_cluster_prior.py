@@ -11,7 +11,7 @@ from flask.testing import FlaskClient
 from sqlalchemy import create_engine, select, update
 from sqlalchemy.orm import Session
 
-from sparkscope.advisor.calibrate import Overheads, fit_overheads
+from sparkscope.advisor.calibrate import Overheads
 from sparkscope.advisor.combine import Calibration, predict
 from sparkscope.advisor.prior import (
     ClusterPrior,
@@ -20,11 +20,11 @@ from sparkscope.advisor.prior import (
     pool_halfwidth,
     update_pool,
 )
-from sparkscope.advisor.simulate import AppRun, StageRun, build_plan, simulate
+from sparkscope.advisor.simulate import AppRun, build_plan, simulate
 from sparkscope.models import Application, WhatIfCluster, WhatIfModel
 from sparkscope.whatif import load_run
-from tests.whatif.test_api import make
-from tests.whatif.test_simulate import GRID
+from tests.whatif.conftest import whatif_app
+from tests.whatif.test_simulate import run, stage
 
 NAMES = ("nightly_feature_build", "catalog_join_export", "churn_model_training")
 CHURN_1X = "app-20261130183105-0000"  # churn_model_training, 1x input, 1 executor, 98.6 s
@@ -32,17 +32,7 @@ CHURN_1X = "app-20261130183105-0000"  # churn_model_training, 1x input, 1 execut
 
 def uniform_run() -> AppRun:
     """16 tasks of 1 s on 2 executors, the stage submitted after 5 s of start-up."""
-    stage = StageRun(
-        stage_id=0,
-        num_tasks=16,
-        run_time_ms=16_000.0,
-        quantiles=GRID,
-        run_q=tuple(1000.0 for _ in GRID),
-        duration_q=tuple(1000.0 for _ in GRID),
-        submitted_ms=5000,
-        completed_ms=13_000,
-    )
-    return AppRun(start_ms=0, end_ms=13_000, executors=2, cores=1, stages=(stage,))
+    return run([stage(0, [1000.0] * 16, 5000, 13_000)], end=13_000, executors=2)
 
 
 def test_prior_is_the_median_over_the_keys_that_show_it() -> None:
@@ -52,22 +42,6 @@ def test_prior_is_the_median_over_the_keys_that_show_it() -> None:
     assert fit_cluster_prior([(None, 800.0), (None, None)]) is None
     assert fit_cluster_prior([]) is None
     assert ClusterPrior.from_dict(json.loads(json.dumps(prior.to_dict()))) == prior
-
-
-def test_key_terms_come_from_its_fitted_overheads() -> None:
-    pts = [
-        {
-            "executors": n,
-            "cores": 1,
-            "input_bytes": 1e6,
-            "work_ms": 1e4 * (1 + 0.1 * n),
-            "startup_ms": 3000 + 1000 * n,
-        }
-        for n in (1, 2, 4, 8)
-    ]
-    c, s = key_overheads_terms(fit_overheads(pts))
-    assert c == pytest.approx(0.1) and s == pytest.approx(1000.0)
-    assert key_overheads_terms(fit_overheads(pts[:1])) == (None, None)
 
 
 def test_prior_corrects_a_single_run_by_hand() -> None:
@@ -153,7 +127,7 @@ def lonely(fresh_corpus_url: str) -> Iterator[tuple[FlaskClient, str]]:
             update(Application).where(Application.app_id == CHURN_1X).values(name="lonely_job")
         )
     engine.dispose()
-    yield make(fresh_corpus_url).test_client(), fresh_corpus_url
+    yield whatif_app(fresh_corpus_url).test_client(), fresh_corpus_url
 
 
 def test_a_run_without_history_gets_the_servers_correction(

@@ -3,16 +3,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from flask import Flask
 from sqlalchemy import create_engine, select, update
 from sqlalchemy.orm import Session
 
-from sparkscope.app import create_app
-from sparkscope.config import parse_config
 from sparkscope.models import Application, WhatIfModel
 from sparkscope.whatif import history_runs, refit_models
+from tests.whatif.conftest import whatif_app
 
 NIGHTLY = "nightly_feature_build"
 DATE = r"\d{4}-\d{2}-\d{2}"
@@ -36,12 +32,6 @@ def _dated(url: str) -> list[str]:
         ).all()
     engine.dispose()
     return sorted(names)
-
-
-def _app(url: str, patterns: list[str]) -> Flask:
-    raw: dict[str, Any] = {"database_url": url, "predictions": {"key_patterns": patterns}}
-    cfg = parse_config(raw, env={})
-    return create_app({"TESTING": True, "WHATIF_CACHE_SECONDS": 0}, config=cfg)
 
 
 def test_dated_names_are_one_application_for_history_and_models(fresh_corpus_url: str) -> None:
@@ -68,14 +58,14 @@ def test_dated_names_are_one_application_for_history_and_models(fresh_corpus_url
 
 def test_advise_by_any_dated_name_or_the_key(fresh_corpus_url: str) -> None:
     names = _dated(fresh_corpus_url)
-    keyed = _app(fresh_corpus_url, [DATE]).test_client()
+    keyed = whatif_app(fresh_corpus_url, patterns=[DATE]).test_client()
     by_name = keyed.get(f"/api/advise?name={names[3]}&deadline=45s").get_json()
     by_key = keyed.get(f"/api/advise?name={NIGHTLY}&deadline=45s").get_json()
     assert by_name["n_train"] == by_key["n_train"] == 12
     assert by_name["curve"] == by_key["curve"]
     assert by_name["recommended"] is not None
     # Without the patterns a dated name is one run and the bare key is unknown.
-    plain = _app(fresh_corpus_url, []).test_client()
+    plain = whatif_app(fresh_corpus_url, patterns=[]).test_client()
     assert plain.get(f"/api/advise?name={names[3]}&deadline=45s").get_json()["n_train"] == 1
     assert plain.get(f"/api/advise?name={NIGHTLY}&deadline=45s").status_code == 404
 
@@ -87,8 +77,8 @@ def test_whatif_of_a_dated_run_uses_its_key_calibration(fresh_corpus_url: str) -
         refit_models(session, 1, names, (DATE,))
         app_id = session.scalar(select(Application.app_id).where(Application.name == names[0]))
     engine.dispose()
-    keyed = _app(fresh_corpus_url, [DATE]).test_client()
-    plain = _app(fresh_corpus_url, []).test_client()
+    keyed = whatif_app(fresh_corpus_url, patterns=[DATE]).test_client()
+    plain = whatif_app(fresh_corpus_url, patterns=[]).test_client()
     with_key = keyed.get(f"/api/apps/{app_id}/whatif?executors=1,8").get_json()
     without = plain.get(f"/api/apps/{app_id}/whatif?executors=1,8").get_json()
     # The key's calibration (12 runs) serves the dated run; a dated name alone has no model of
