@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from heuristics.base import AppData, ExecutorSummary, StageSummary
+from sparkscope.advisor.intervals import union_length
 
 MS_PER_S = 1000
 
@@ -81,7 +82,7 @@ def wait_time(
 
 def _uncovered_ms(app: AppData, start_ms: int, end_ms: int) -> int:
     # A job still open at the end (failed app) ran until the application ended.
-    intervals = sorted(
+    intervals = (
         (
             max(j.submission_time_ms, start_ms),
             min(end_ms if j.completion_time_ms is None else j.completion_time_ms, end_ms),
@@ -89,18 +90,4 @@ def _uncovered_ms(app: AppData, start_ms: int, end_ms: int) -> int:
         for j in app.jobs
         if j.submission_time_ms is not None
     )
-    covered_ms = 0
-    run_start: int | None = None
-    run_end = start_ms
-    for lo, hi in intervals:
-        if hi <= lo:
-            continue
-        if run_start is None or lo > run_end:
-            if run_start is not None:
-                covered_ms += run_end - run_start
-            run_start, run_end = lo, hi
-        else:
-            run_end = max(run_end, hi)
-    if run_start is not None:
-        covered_ms += run_end - run_start
-    return max(0, end_ms - start_ms - covered_ms)
+    return max(0, end_ms - start_ms - union_length(intervals))

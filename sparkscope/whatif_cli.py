@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from sparkscope.clikit import EXIT_SOME_FAILED, fail_usage, pass_config
 from sparkscope.config import Config
+
+if TYPE_CHECKING:
+    from sparkscope.advisor.sizing import Prices
 
 
 def _seconds(ms: float | None) -> str:
@@ -29,9 +32,9 @@ def _curve_table(points: list[dict[str, Any]], currency: str | None) -> None:
         click.echo(line)
 
 
-def _currency(config: Config) -> str | None:
-    priced = config.prices.core_hour is not None or config.prices.gb_hour is not None
-    return config.prices.currency if priced else None
+def _currency(prices: Prices) -> str | None:
+    """Currency of the cost column; None (no column) when no price is set."""
+    return prices.currency if prices.priced else None
 
 
 def _session(config: Config) -> Any:
@@ -73,6 +76,7 @@ def whatif(
         fail_usage("--cores: must be at least 1")
     if input_scale is not None and not input_scale > 0:
         fail_usage("--input-scale: must be positive")
+    prices = prices_of(config.prices)
     with _session(config) as session:
         try:
             app = find_app(session, app_id, server)
@@ -82,7 +86,7 @@ def whatif(
                 sizes,
                 cores,
                 input_scale,
-                prices_of(config.prices),
+                prices,
                 config.predictions.key_patterns,
             )
         except (NotFoundError, AmbiguousAppError) as exc:
@@ -99,7 +103,7 @@ def whatif(
         f" {_seconds(obs['duration_ms'])}; floor {_seconds(body['floor_ms'])}"
     )
     click.echo(f"model: {body['model']}")
-    _curve_table(body["points"], _currency(config))
+    _curve_table(body["points"], _currency(prices))
 
 
 @click.command()
@@ -147,6 +151,7 @@ def advise(
             fail_usage(f"--cores: {exc}")
     if input_bytes is not None and input_bytes <= 0:
         fail_usage("--input-bytes: must be positive")
+    prices = prices_of(config.prices)
     with _session(config) as session:
         try:
             body = run_advise(
@@ -156,7 +161,7 @@ def advise(
                 input_bytes,
                 sizes,
                 server,
-                prices_of(config.prices),
+                prices,
                 core_counts,
                 config.predictions.key_patterns,
             )
@@ -176,7 +181,7 @@ def advise(
             f" {_seconds(body['floor_ms'])}"
         )
     else:
-        money = f", {rec['cost']:.4f} {_currency(config)}" if rec["cost"] is not None else ""
+        money = f", {rec['cost']:.4f} {_currency(prices)}" if rec["cost"] is not None else ""
         click.echo(
             f"recommended: {rec['executors']} executors x {rec['cores']} cores, predicted"
             f" {_seconds(rec['predicted_ms'])} (at most {_seconds(rec['high_ms'])}),"
@@ -190,7 +195,7 @@ def advise(
         + "; considered: "
         + ", ".join(str(c) for c in body["cores_considered"])
     )
-    _curve_table(body["curve"] + body["other_cores"], _currency(config))
+    _curve_table(body["curve"] + body["other_cores"], _currency(prices))
     if rec is None:
         sys.exit(EXIT_SOME_FAILED)
 

@@ -8,6 +8,8 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
+from sparkscope.advisor.intervals import union_length
+
 #: Random order of tasks inside a stage, the same on every call.
 SEED = 20261130
 
@@ -236,17 +238,5 @@ def _segments(order: list[int], preds: list[list[int]]) -> list[tuple[int, list[
 
 def _driver_only(app: AppRun) -> float:
     """Application time covered by no stage (start-up, driver work, gaps)."""
-    spans = sorted((s.submitted_ms, s.completed_ms) for s in app.stages)
-    covered = 0
-    cur_a: int | None = None
-    cur_b = 0
-    for a, b in spans:
-        if cur_a is None or a > cur_b:
-            if cur_a is not None:
-                covered += cur_b - cur_a
-            cur_a, cur_b = a, b
-        else:
-            cur_b = max(cur_b, b)
-    if cur_a is not None:
-        covered += cur_b - cur_a
+    covered = union_length((s.submitted_ms, s.completed_ms) for s in app.stages)
     return float(max(0, app.end_ms - app.start_ms - covered))

@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session
 
 from heuristics import Registry
 from heuristics.base import HeuristicResult, Severity
+from sparkscope.advisor.sizing import Prices
 from sparkscope.catalogs import APP_METRICS, COMPARE_RESOURCES, Metric
 from sparkscope.models import Application
 from sparkscope.queries.detail import AppDetail, app_detail, resource_value
@@ -103,7 +104,7 @@ def compare_apps(
     right: Application,
     registry: Registry,
     redaction_regex: str,
-    prices: tuple[float | None, float | None] = (None, None),
+    prices: Prices | None = None,
 ) -> Comparison:
     """Both applications with metric deltas, config differences and one-sided findings."""
     ld = app_detail(session, left, registry, redaction_regex, with_tables=False, prices=prices)

@@ -13,6 +13,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 from heuristics import Registry
 from heuristics.base import HeuristicResult
+from sparkscope.advisor.sizing import Prices
 from sparkscope.analysis import ensure_analyzed, load_inputs
 from sparkscope.catalogs import APP_METRICS, KEY_CONFIG, Metric
 from sparkscope.models import Application, EnvironmentProperty, Executor, HistoryServer, Stage
@@ -189,8 +190,7 @@ RESOURCES_CACHE_SECONDS = 3600.0
 def resources(
     session: Session,
     app: Application,
-    core_hour_price: float | None = None,
-    gb_hour_price: float | None = None,
+    prices: Prices | None = None,
 ) -> dict[str, Any] | None:
     """Resource accounting of one application (issue 6), with money when prices are set."""
 
@@ -208,7 +208,8 @@ def resources(
         return None
     computed, figures = entry
     # Money is the cached figures times the prices in force now.
-    return {**figures, "cost": cost(computed, core_hour_price, gb_hour_price)}
+    prices = prices or Prices()
+    return {**figures, "cost": cost(computed, prices.core_hour, prices.gb_hour)}
 
 
 def resource_value(res: dict[str, Any] | None, dotted: str) -> Any:
@@ -258,7 +259,7 @@ def app_detail(
     redaction_regex: str,
     with_tables: bool = True,
     findings_sort: str = "severity",
-    prices: tuple[float | None, float | None] = (None, None),
+    prices: Prices | None = None,
     stage_limit: int | None = None,
     stage_offset: int | None = None,
 ) -> AppDetail:
@@ -281,7 +282,7 @@ def app_detail(
         key_config=key_config(env),
         previous=previous_run(session, app),
         shs_url=shs_app_url(server.url, app),
-        resources=resources(session, app, *prices),
+        resources=resources(session, app, prices),
         stages=stages(session, app.id, stage_limit, stage_offset) if with_tables else [],
         stage_total=stage_count(session, app.id) if with_tables else 0,
         executors=executors(session, app.id) if with_tables else [],

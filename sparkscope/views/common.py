@@ -10,10 +10,12 @@ from flask import abort, current_app, g, jsonify, make_response, render_template
 from werkzeug.routing import PathConverter
 
 from heuristics import Registry
+from sparkscope.advisor.sizing import Prices
 from sparkscope.models import Application
 from sparkscope.queries.detail import find_app
 from sparkscope.queries.errors import AmbiguousAppError, NotFoundError
 from sparkscope.web import get_session, heuristics_state, wants_json
+from sparkscope.whatif_answers import prices_of
 
 
 def registry() -> tuple[Registry, str | None]:
@@ -36,16 +38,9 @@ def redaction_regex() -> str:
     return regex
 
 
-def prices() -> tuple[float | None, float | None]:
-    """Configured prices per core-hour and per GB-hour (None when unset)."""
-    cfg = current_app.config["SPARKSCOPE"].prices
-    return (cfg.core_hour, cfg.gb_hour)
-
-
-def currency() -> str:
-    """Currency of the configured prices."""
-    name: str = current_app.config["SPARKSCOPE"].prices.currency
-    return name
+def prices() -> Prices:
+    """Configured prices per core-hour and per GB-hour (None when unset) and their currency."""
+    return prices_of(current_app.config["SPARKSCOPE"].prices)
 
 
 #: Path segments a browser removes from a URL even when percent-encoded (URL standard).

@@ -7,7 +7,7 @@ from flask import Blueprint, render_template, request
 from heuristics import Registry
 from sparkscope.display import is_per_run_setting
 from sparkscope.queries.compare import Comparison, ConfigDiff, compare_apps
-from sparkscope.views.common import currency, lookup, prices, redaction_regex, registry
+from sparkscope.views.common import lookup, prices, redaction_regex, registry
 from sparkscope.views.params import text
 from sparkscope.web import get_session
 
@@ -48,5 +48,5 @@ def compare() -> str:
         per_run=per_run,
         left_id=left_id or "",
         right_id=right_id or "",
-        currency=currency(),
+        currency=prices().currency,
     )

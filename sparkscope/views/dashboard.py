@@ -8,7 +8,7 @@ from sparkscope.db import now_ms
 from sparkscope.prediction_views import regressions_panel
 from sparkscope.queries.cache import cached, db_key
 from sparkscope.queries.dashboard import dashboard
-from sparkscope.views.common import currency, prices
+from sparkscope.views.common import prices
 from sparkscope.views.params import parse_int
 from sparkscope.web import get_session
 
@@ -31,7 +31,7 @@ def index() -> str:
         "dashboard/index.html",
         d=data,
         app_count=data.totals["applications"],
-        core_hour_price=prices()[0],
-        currency=currency(),
+        core_hour_price=prices().core_hour,
+        currency=prices().currency,
         regressions=regressions_panel(session, now_ms()),
     )

@@ -6,7 +6,7 @@ from flask import Blueprint, abort, render_template, request
 
 from sparkscope.prediction_views import app_prediction, prediction_line
 from sparkscope.queries.detail import app_detail, app_metrics
-from sparkscope.views.common import currency, lookup, prices, redaction_regex, registry
+from sparkscope.views.common import lookup, prices, redaction_regex, registry
 from sparkscope.views.params import parse_choice, parse_int, text
 from sparkscope.web import get_session
 
@@ -48,7 +48,7 @@ def app_page(app_id: str | None) -> str:
     return render_template(
         "detail/app.html",
         d=detail,
-        currency=currency(),
+        currency=prices().currency,
         findings_sort=findings_sort,
         stage_page=stage_page if all_stages else None,
         stage_page_size=STAGE_PAGE,

@@ -13,11 +13,11 @@ from flask import Blueprint, Response, abort, current_app, jsonify, request
 
 from sparkscope.advisor.sizing import parse_counts, parse_deadline, parse_positive
 from sparkscope.queries import cached, db_key
-from sparkscope.views.common import lookup
+from sparkscope.views.common import lookup, prices
 from sparkscope.views.params import bad, text
 from sparkscope.web import get_session
 from sparkscope.whatif import WhatIfUnavailable
-from sparkscope.whatif_answers import NoHistory, advise, app_whatif, prices_of
+from sparkscope.whatif_answers import NoHistory, advise, app_whatif
 
 bp = Blueprint("whatif", __name__, url_prefix="/api")
 
@@ -51,14 +51,13 @@ def whatif(app_id: str) -> Response:
         raise bad("input_scale", "at most 1000")
     app = lookup(app_id, text(request.args, "server", 200), text(request.args, "attempt", 64))
     session = get_session()
-    prices = prices_of(current_app.config["SPARKSCOPE"].prices)
     patterns = current_app.config["SPARKSCOPE"].predictions.key_patterns
     key = ("whatif", db_key(session), app.id, app.fetched_at_ms, tuple(executors), cores, scale)
     try:
         body = cached(
             key,
             float(current_app.config.get("WHATIF_CACHE_SECONDS", 60)),
-            lambda: app_whatif(session, app, executors, cores, scale, prices, patterns),
+            lambda: app_whatif(session, app, executors, cores, scale, prices(), patterns),
         )
     except WhatIfUnavailable as exc:
         return _unavailable(exc)
@@ -82,11 +81,18 @@ def advise_route() -> Response:
     if core_counts is not None and (len(core_counts) > 8 or core_counts[-1] > 1024):
         raise bad("cores", "at most 8 core counts, each at most 1024")
     server = text(request.args, "server", 200)
-    prices = prices_of(current_app.config["SPARKSCOPE"].prices)
     try:
         patterns = current_app.config["SPARKSCOPE"].predictions.key_patterns
         body = advise(
-            get_session(), name, deadline, input_bytes, sizes, server, prices, core_counts, patterns
+            get_session(),
+            name,
+            deadline,
+            input_bytes,
+            sizes,
+            server,
+            prices(),
+            core_counts,
+            patterns,
         )
     except NoHistory as exc:
         abort(404, description=str(exc))

@@ -16,7 +16,6 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from fetcher.job import FetchOptions, run_server
 from sparkscope.config import FetcherConfig, ServerConfig
-from sparkscope.db import make_engine, make_sessionmaker
 from sparkscope.models import (
     Application,
     EnvironmentProperty,
@@ -42,13 +41,6 @@ FCFG = FetcherConfig(threads=2, retries=2, backoff_factor_s=0, top_stages=5, tas
 def rsps() -> Iterator[responses.RequestsMock]:
     with responses.RequestsMock(assert_all_requests_are_fired=True) as mock:
         yield mock
-
-
-@pytest.fixture
-def factory(fresh_pg_url: str) -> Iterator[sessionmaker[Session]]:
-    engine = make_engine(fresh_pg_url)
-    yield make_sessionmaker(engine)
-    engine.dispose()
 
 
 def count(factory: sessionmaker[Session], model: Any, **where: Any) -> int:

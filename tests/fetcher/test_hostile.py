@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from fetcher.job import FetchOptions, run_server
 from sparkscope.cli import cli
 from sparkscope.config import FetcherConfig, ServerConfig
-from sparkscope.db import make_engine, make_sessionmaker
+from sparkscope.db import make_engine
 from sparkscope.models import Application, FetchFailure, FetchRun
 from tests.fetcher import recorded
 from tests.fetcher.fake_shs import FakeShs, drip, running, spread_listing
@@ -25,13 +25,6 @@ FCFG = FetcherConfig(threads=2, retries=1, backoff_factor_s=0, max_app_failures=
 ENTRIES = spread_listing()[-4:]  # four apps keep these tests quick
 IDS = [e["id"] for e in ENTRIES]
 BAD = IDS[1]
-
-
-@pytest.fixture
-def factory(fresh_pg_url: str) -> Iterator[sessionmaker[Session]]:
-    engine = make_engine(fresh_pg_url)
-    yield make_sessionmaker(engine)
-    engine.dispose()
 
 
 @pytest.fixture

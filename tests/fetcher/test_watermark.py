@@ -18,7 +18,6 @@ from fetcher.job import FetchOptions, run_server
 from fetcher.listing import DAY_MS
 from fetcher.parse import parse_app_entry
 from sparkscope.config import FetcherConfig, ServerConfig
-from sparkscope.db import make_engine, make_sessionmaker
 from sparkscope.models import Application, FetchWatermark
 from tests.fetcher.fake_shs import HOUR_MS, FakeShs, running, set_end, spread_listing
 
@@ -26,13 +25,6 @@ FCFG = FetcherConfig(threads=2, retries=0, backoff_factor_s=0, listing_page_size
 ENTRIES = spread_listing()  # 21 apps, 7 hours apart, oldest first
 IDS = [e["id"] for e in ENTRIES]
 ENDS = [e["attempts"][0]["endTimeEpoch"] for e in ENTRIES]
-
-
-@pytest.fixture
-def factory(fresh_pg_url: str) -> Iterator[sessionmaker[Session]]:
-    engine = make_engine(fresh_pg_url)
-    yield make_sessionmaker(engine)
-    engine.dispose()
 
 
 @pytest.fixture
