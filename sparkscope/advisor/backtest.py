@@ -16,7 +16,9 @@ from typing import Any
 from sparkscope.advisor import classaware, rolling
 from sparkscope.advisor.rolling import Point
 
+#: Residuals of other runs kept for keys with too few of their own (the conformal fallback).
 POOL = 500
+#: Refit the class-aware model once the runs it could learn from grew by half.
 REFIT_GROWTH = 1.5
 
 
