@@ -161,6 +161,15 @@ def choose(
     return best
 
 
+def _training(ok: Any, i: int) -> Any:
+    """Indices of the training runs of run ``i``: the successful ones among the ``WINDOW`` before
+    it."""
+    import numpy as np
+
+    lo = max(0, i - WINDOW)
+    return np.flatnonzero(ok[lo:i]) + lo
+
+
 def predict_run(
     X: Any,
     y: Any,
@@ -174,10 +183,7 @@ def predict_run(
     extra: Mapping[str, float] | None = None,
 ) -> Point:
     """Predict run ``i`` (and forecast it as the next run) from the runs before it."""
-    import numpy as np
-
-    lo = max(0, i - WINDOW)
-    idx = np.flatnonzero(ok[lo:i]) + lo
+    idx = _training(ok, i)
     point = Point(predictions={}, n_train=len(idx))
     if len(idx) == 0:
         return point
@@ -262,10 +268,8 @@ def next_forecast(
     pooled: Sequence[float] = (),
 ) -> tuple[float, float, float, str] | None:
     """(expected, low, high, model) for the run after the last one of ``X``."""
-    import numpy as np
-
     n = len(y)
-    idx = np.flatnonzero(ok[max(0, n - WINDOW) : n]) + max(0, n - WINDOW)
+    idx = _training(ok, n)
     if len(idx) == 0:
         return None
     point = Point(predictions={}, forecasts=forecast.candidates(X[idx], y[idx], t[idx]))
