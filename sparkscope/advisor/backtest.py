@@ -7,7 +7,6 @@ fallback) and the class-aware model, refitted whenever the successful runs seen 
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -172,7 +171,3 @@ def metrics(results: Iterable[KeyResult], level: float, min_history: int) -> Met
         forecast_mape=float(np.mean(np.array(fape, dtype=float))) if fape else None,
         forecast_coverage=fcovered / len(fape) if fape else None,
     )
-
-
-def finite(value: float | None) -> float | None:
-    return value if value is not None and math.isfinite(value) else None
