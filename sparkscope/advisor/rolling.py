@@ -109,16 +109,11 @@ def _t_quantile(df: int, tests: int = 1) -> float:
     return float(t.ppf(1 - SWITCH_ALPHA / max(1, tests), df))
 
 
-def select(
-    names: Sequence[str],
-    points: Sequence[Point | None],
-    y: Any,
-    ok: Any,
-    i: int,
-    forecast_: bool,
-    incumbent: str | None = None,
+def choose(
+    names: Sequence[str], recent: Sequence[dict[str, float]], incumbent: str | None
 ) -> str | None:
-    """The candidate with the smallest mean absolute log error over the latest origins.
+    """The candidate with the smallest mean absolute log error over the latest origins (``recent``:
+    log errors per candidate of the latest runs, newest first; the first ``SELECT_RUNS`` count).
 
     Only origins where every candidate predicted count, so all are judged on the same runs. A
     challenger replaces the ``incumbent`` (the default model) only when a one-sided paired t-test
@@ -128,13 +123,6 @@ def select(
     that *some* challenger replaces an incumbent that is in truth as good stays at most
     ``SWITCH_ALPHA`` however many candidates compete.
     """
-    return choose(names, _recent(points, y, ok, i, SELECT_RUNS, forecast_), incumbent)
-
-
-def choose(
-    names: Sequence[str], recent: Sequence[dict[str, float]], incumbent: str | None
-) -> str | None:
-    """:func:`select` on the log errors of the latest runs (newest first)."""
     recent = recent[:SELECT_RUNS]
     wanted = set(names)
     common = [e for e in recent if wanted <= e.keys()]
