@@ -210,10 +210,7 @@ def _serve(
         model = default if default in point.predictions else next(iter(point.predictions))
     point.model = model
     point.expected = point.predictions[model]
-    res = [e[model] for e in recent if model in e]
-    if len(res) < conformal.MIN_RESIDUALS:
-        res = res + list(pooled)
-    point.low, point.high = conformal.interval(point.expected, res, level)
+    point.low, point.high = _interval(point.expected, model, recent, pooled, level)
     point.forecast_model = _forecast_model(point, points, y, ok, i)
 
 
@@ -239,11 +236,23 @@ def forecast_interval(
     recent = point.recent_forecast_errors
     if recent is None:
         recent = _recent(points, y, ok, i, RESIDUAL_RUNS, True)
-    res = [e[point.forecast_model] for e in recent if point.forecast_model in e]
+    low, high = _interval(value, point.forecast_model, recent, pooled, level)
+    return value, low, high
+
+
+def _interval(
+    value: float,
+    model: str,
+    recent: Sequence[dict[str, float]],
+    pooled: Sequence[float],
+    level: float,
+) -> tuple[float, float]:
+    """The split-conformal interval of ``model``'s ``value`` on that model's own residuals among
+    ``recent``, with the ``pooled`` ones added when it has fewer than ``MIN_RESIDUALS``."""
+    res = [e[model] for e in recent if model in e]
     if len(res) < conformal.MIN_RESIDUALS:
         res = res + list(pooled)
-    low, high = conformal.interval(value, res, level)
-    return value, low, high
+    return conformal.interval(value, res, level)
 
 
 def next_forecast(
