@@ -16,13 +16,12 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from sparkscope.advisor import classaware, rolling
+from sparkscope.advisor.backtest import POOL, REFIT_GROWTH
 from sparkscope.config import PredictionConfig
 from sparkscope.db import now_ms
 from sparkscope.models import PredictionModel, RunPrediction
 
-POOL = 500
-#: Refit the class-aware model once the runs it could learn from grew by half.
-REFIT = 1.5
+# The pool size and the refit growth are the backtest's: it replays what a fetch does.
 #: Unpickled models kept per process (one per database and server).
 MODELS_KEPT = 8
 
@@ -93,7 +92,11 @@ def class_model(
     if n < classaware.MIN_TRAIN:
         return None
     cached = _Stored(int(found[1]), int(found[2]), int(found[3])) if found[1] is not None else None
-    if cached is not None and cached.fitted_before_ms <= before_ms and n < REFIT * cached.n_train:
+    if (
+        cached is not None
+        and cached.fitted_before_ms <= before_ms
+        and n < REFIT_GROWTH * cached.n_train
+    ):
         key = _model_key(
             session, server_id, cached.fitted_at_ms, cached.n_train, cached.fitted_before_ms
         )

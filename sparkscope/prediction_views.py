@@ -66,7 +66,9 @@ def forecast_json(f: RecurringForecast | None) -> dict[str, Any] | None:
 
 
 def app_prediction(session: Session, application_pk: int) -> RunPrediction | None:
-    return session.get(RunPrediction, application_pk)
+    """A run's prediction as its page and the API show it (not its stored features nor every
+    candidate's value)."""
+    return session.get(RunPrediction, application_pk, options=[load_only(*_SHOWN, raiseload=True)])
 
 
 def prediction_line(p: RunPrediction | None) -> str | None:

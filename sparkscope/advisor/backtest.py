@@ -7,7 +7,6 @@ fallback) and the class-aware model, refitted whenever the successful runs seen 
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -16,7 +15,9 @@ from typing import Any
 from sparkscope.advisor import classaware, rolling
 from sparkscope.advisor.rolling import Point
 
+#: Residuals of other runs kept for keys with too few of their own (the conformal fallback).
 POOL = 500
+#: Refit the class-aware model once the runs it could learn from grew by half.
 REFIT_GROWTH = 1.5
 
 
@@ -170,7 +171,3 @@ def metrics(results: Iterable[KeyResult], level: float, min_history: int) -> Met
         forecast_mape=float(np.mean(np.array(fape, dtype=float))) if fape else None,
         forecast_coverage=fcovered / len(fape) if fape else None,
     )
-
-
-def finite(value: float | None) -> float | None:
-    return value if value is not None and math.isfinite(value) else None

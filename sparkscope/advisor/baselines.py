@@ -170,21 +170,6 @@ def lines(X: Any, y: Any, x: Any, alpha: float = 0.0) -> tuple[float, float, boo
     return io, max(slot + start, floor), significant
 
 
-def io_line(X: Any, y: Any, x: Any) -> float:
-    """The I/O line's prediction (see :func:`lines`)."""
-    return lines(X, y, x)[0]
-
-
-def slot_line(X: Any, y: Any, x: Any) -> float:
-    """The slot line's prediction (see :func:`lines`)."""
-    return lines(X, y, x)[1]
-
-
-def slots_matter(X: Any, y: Any, alpha: float) -> bool:
-    """Whether the slot line's per-slot term is significant at ``alpha`` (see :func:`lines`)."""
-    return lines(X, y, X[-1], alpha)[2]
-
-
 MODELS = {
     "last_run": last_run,
     "median_5": median_of_last,

@@ -109,16 +109,11 @@ def _t_quantile(df: int, tests: int = 1) -> float:
     return float(t.ppf(1 - SWITCH_ALPHA / max(1, tests), df))
 
 
-def select(
-    names: Sequence[str],
-    points: Sequence[Point | None],
-    y: Any,
-    ok: Any,
-    i: int,
-    forecast_: bool,
-    incumbent: str | None = None,
+def choose(
+    names: Sequence[str], recent: Sequence[dict[str, float]], incumbent: str | None
 ) -> str | None:
-    """The candidate with the smallest mean absolute log error over the latest origins.
+    """The candidate with the smallest mean absolute log error over the latest origins (``recent``:
+    log errors per candidate of the latest runs, newest first; the first ``SELECT_RUNS`` count).
 
     Only origins where every candidate predicted count, so all are judged on the same runs. A
     challenger replaces the ``incumbent`` (the default model) only when a one-sided paired t-test
@@ -128,13 +123,6 @@ def select(
     that *some* challenger replaces an incumbent that is in truth as good stays at most
     ``SWITCH_ALPHA`` however many candidates compete.
     """
-    return choose(names, _recent(points, y, ok, i, SELECT_RUNS, forecast_), incumbent)
-
-
-def choose(
-    names: Sequence[str], recent: Sequence[dict[str, float]], incumbent: str | None
-) -> str | None:
-    """:func:`select` on the log errors of the latest runs (newest first)."""
     recent = recent[:SELECT_RUNS]
     wanted = set(names)
     common = [e for e in recent if wanted <= e.keys()]
@@ -161,6 +149,15 @@ def choose(
     return best
 
 
+def _training(ok: Any, i: int) -> Any:
+    """Indices of the training runs of run ``i``: the successful ones among the ``WINDOW`` before
+    it."""
+    import numpy as np
+
+    lo = max(0, i - WINDOW)
+    return np.flatnonzero(ok[lo:i]) + lo
+
+
 def predict_run(
     X: Any,
     y: Any,
@@ -174,10 +171,7 @@ def predict_run(
     extra: Mapping[str, float] | None = None,
 ) -> Point:
     """Predict run ``i`` (and forecast it as the next run) from the runs before it."""
-    import numpy as np
-
-    lo = max(0, i - WINDOW)
-    idx = np.flatnonzero(ok[lo:i]) + lo
+    idx = _training(ok, i)
     point = Point(predictions={}, n_train=len(idx))
     if len(idx) == 0:
         return point
@@ -216,10 +210,7 @@ def _serve(
         model = default if default in point.predictions else next(iter(point.predictions))
     point.model = model
     point.expected = point.predictions[model]
-    res = [e[model] for e in recent if model in e]
-    if len(res) < conformal.MIN_RESIDUALS:
-        res = res + list(pooled)
-    point.low, point.high = conformal.interval(point.expected, res, level)
+    point.low, point.high = _interval(point.expected, model, recent, pooled, level)
     point.forecast_model = _forecast_model(point, points, y, ok, i)
 
 
@@ -245,11 +236,23 @@ def forecast_interval(
     recent = point.recent_forecast_errors
     if recent is None:
         recent = _recent(points, y, ok, i, RESIDUAL_RUNS, True)
-    res = [e[point.forecast_model] for e in recent if point.forecast_model in e]
+    low, high = _interval(value, point.forecast_model, recent, pooled, level)
+    return value, low, high
+
+
+def _interval(
+    value: float,
+    model: str,
+    recent: Sequence[dict[str, float]],
+    pooled: Sequence[float],
+    level: float,
+) -> tuple[float, float]:
+    """The split-conformal interval of ``model``'s ``value`` on that model's own residuals among
+    ``recent``, with the ``pooled`` ones added when it has fewer than ``MIN_RESIDUALS``."""
+    res = [e[model] for e in recent if model in e]
     if len(res) < conformal.MIN_RESIDUALS:
         res = res + list(pooled)
-    low, high = conformal.interval(value, res, level)
-    return value, low, high
+    return conformal.interval(value, res, level)
 
 
 def next_forecast(
@@ -262,10 +265,8 @@ def next_forecast(
     pooled: Sequence[float] = (),
 ) -> tuple[float, float, float, str] | None:
     """(expected, low, high, model) for the run after the last one of ``X``."""
-    import numpy as np
-
     n = len(y)
-    idx = np.flatnonzero(ok[max(0, n - WINDOW) : n]) + max(0, n - WINDOW)
+    idx = _training(ok, n)
     if len(idx) == 0:
         return None
     point = Point(predictions={}, forecasts=forecast.candidates(X[idx], y[idx], t[idx]))

@@ -41,11 +41,12 @@ def test_slot_line_recovers_time_per_byte_spread_over_the_slots(
     # A run at 8 slots (never seen) and a larger input: the slot line extrapolates by 1/P.
     x = runs([5e8], [8.0], [5000.0])[0]
     truth = 5000 + 3000 + 8e-5 * 5e8 / 8
+    io, slot, significant = baselines.lines(X, y, x, rolling.SWITCH_ALPHA)
     # The serving ridge shrinks the coefficients a little (a few percent this far out) ...
-    assert baselines.slot_line(X, y, x) == pytest.approx(truth, rel=0.05)
+    assert slot == pytest.approx(truth, rel=0.05)
     # ... the I/O line, additive in the slots, is far off at 8 slots.
-    assert abs(baselines.io_line(X, y, x) / truth - 1) > 0.15
-    assert baselines.slots_matter(X, y, rolling.SWITCH_ALPHA)
+    assert abs(io / truth - 1) > 0.15
+    assert significant
     # In the rolling origin the slot line becomes the default and serves.
     Xa = np.vstack([X, x])
     ya = np.append(y, truth)
@@ -54,7 +55,7 @@ def test_slot_line_recovers_time_per_byte_spread_over_the_slots(
     assert p.model == "slot_line" and p.expected == pytest.approx(truth, rel=0.05)
     # Without the ridge the line is exact: the form is right, the bias is the shrinkage.
     monkeypatch.setattr(baselines, "RIDGE", 0.0)
-    assert baselines.slot_line(X, y, x) == pytest.approx(truth, rel=1e-6)
+    assert baselines.lines(X, y, x)[1] == pytest.approx(truth, rel=1e-6)
 
 
 def test_slots_that_do_not_change_the_time_keep_the_io_line() -> None:
@@ -63,8 +64,8 @@ def test_slots_that_do_not_change_the_time_keep_the_io_line() -> None:
     n = 15
     X = runs(list(rng.uniform(1e8, 4e8, n)), list(rng.choice([1.0, 2.0, 4.0], n)), [5000.0] * n)
     y = (5000 + 2000 + 3e-5 * X[:, IB]) * rng.normal(1, 0.01, n)
-    assert not baselines.slots_matter(X, y, rolling.SWITCH_ALPHA)
     x = runs([3e8], [8.0], [5000.0])[0]
+    assert not baselines.lines(X, y, x, rolling.SWITCH_ALPHA)[2]
     ok, t = np.ones(n + 1, dtype=bool), np.arange(n + 1, dtype=float)
     p = rolling.predict_run(np.vstack([X, x]), np.append(y, 0.0), ok, t, n, [None] * (n + 1), 0.8)
     assert p.model == "io_line"
@@ -76,9 +77,10 @@ def test_one_slot_count_gives_no_evidence_and_the_same_prediction() -> None:
     X[:, CORES] = 2.0
     y = X[:, STARTUP] + 3000 + 8e-5 * X[:, IB] / 2
     x = runs([3e8], [2.0], [5000.0])[0]
-    assert not baselines.slots_matter(X, y, rolling.SWITCH_ALPHA)
-    assert baselines.slot_line(X, y, x) == pytest.approx(baselines.io_line(X, y, x), rel=0.005)
-    assert baselines.io_line(X, y, x) == pytest.approx(5000 + 3000 + 4e-5 * 3e8, rel=0.01)
+    io, slot, significant = baselines.lines(X, y, x, rolling.SWITCH_ALPHA)
+    assert not significant
+    assert slot == pytest.approx(io, rel=0.005)
+    assert io == pytest.approx(5000 + 3000 + 4e-5 * 3e8, rel=0.01)
 
 
 def test_scaling_corpus_backtest_beats_the_last_run(tmp_path: Path) -> None:

@@ -48,7 +48,7 @@ def test_io_line_adds_the_runs_own_start_up_to_a_line_on_its_io() -> None:
     X = matrix(list(inputs), output_bytes=list(outputs), startup_ms=list(startup))
     y = startup + 2e-5 * inputs + 1e-5 * outputs
     x = matrix([4e8], output_bytes=[6e7], startup_ms=[6000])[0]
-    assert baselines.io_line(X, y, x) == pytest.approx(6000 + 2e-5 * 4e8 + 1e-5 * 6e7, rel=0.01)
+    assert baselines.lines(X, y, x)[0] == pytest.approx(6000 + 2e-5 * 4e8 + 1e-5 * 6e7, rel=0.01)
 
 
 def test_config_change_knn_prefers_runs_set_up_alike() -> None:
