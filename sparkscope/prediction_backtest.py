@@ -27,7 +27,8 @@ def backtest_database(
     with factory() as session:
         runs = _runs(session, cfg, names)
     results = run_backtest(runs, cfg.level, cfg.class_aware)
-    per_key = {k: metrics([r], cfg.level, min_history) for k, r in results.items()}
+    # In key order, so `backtest --json` prints the same document for the same runs.
+    per_key = {k: metrics([results[k]], cfg.level, min_history) for k in sorted(results)}
     per_key = {k: m for k, m in per_key.items() if m.n}
     return per_key, metrics(results.values(), cfg.level, min_history)
 

@@ -45,6 +45,7 @@ def test_predictions_on_the_recorded_corpus(fresh_db_url: str, tmp_path: Path) -
     figures = json.loads(out.output)
     overall = figures["overall"]
     assert overall["n"] == 30 and set(figures["keys"]) == KEYS
+    assert list(figures["keys"]) == sorted(KEYS)  # the same document for the same runs
     # Targets: MAPE <= 4% (measured 3.9%, see README), coverage within 10 points of the level,
     # next-run forecast MAPE <= 10%. Naive last run: 12.0%.
     assert overall["mape"] <= 0.04
