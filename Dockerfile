@@ -22,4 +22,4 @@ USER sparkscope
 WORKDIR /home/sparkscope
 ENV SPARKSCOPE_CONFIG=/etc/sparkscope/sparkscope.yaml
 EXPOSE 8080
-CMD ["gunicorn", "--bind", "0.0.0.0:8080", "--workers", "4", "sparkscope.app:create_app()"]
+CMD ["gunicorn", "--bind", "0.0.0.0:8080", "--workers", "4", "sparkscope.web.app:create_app()"]

@@ -29,7 +29,9 @@ def asset_packages() -> dict[str, str]:
 
 
 MAPPING = asset_packages()
-CODE = find_packages(include=["sparkscope", "sparkscope.*", "fetcher", "fetcher.*", "heuristics"])
+CODE = find_packages(
+    include=["sparkscope", "sparkscope.*", "fetcher", "fetcher.*", "heuristics", "heuristics.*"]
+)
 
 setup(
     packages=[*CODE, *MAPPING],

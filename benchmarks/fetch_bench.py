@@ -43,7 +43,7 @@ BASE_END_MS = 1_795_000_000_000
 
 
 def _load_recording() -> tuple[list[str], dict[str, dict[str, bytes]], list[dict[str, Any]]]:
-    from fetcher.replay import INDEX, LISTING_KEY
+    from fetcher.shs.replay import INDEX, LISTING_KEY
 
     index = json.loads((RECORDING / INDEX).read_text())["requests"]
     listing = json.loads((RECORDING / index[LISTING_KEY]).read_text())
@@ -60,7 +60,7 @@ def _load_recording() -> tuple[list[str], dict[str, dict[str, bytes]], list[dict
 
 def serve(port_queue: Any, n_apps: int, latency_s: float, replay_s: float) -> None:
     """Run the scaled replay server until killed (in its own process)."""
-    from fetcher.replay import filter_listing
+    from fetcher.shs.replay import filter_listing
 
     base_ids, bodies, listing = _load_recording()
     by_id = {a["id"]: a for a in listing}
@@ -74,7 +74,7 @@ def serve(port_queue: Any, n_apps: int, latency_s: float, replay_s: float) -> No
             startTimeEpoch=end - attempt.get("duration", 10_000),
             lastUpdatedEpoch=end,
         )
-        from fetcher.endpoints import shs_time
+        from fetcher.shs.endpoints import shs_time
 
         attempt.update(
             endTime=shs_time(end),
@@ -148,10 +148,11 @@ def run_fetch(url: str, db_url: str, threads: int, out_queue: Any) -> None:
     import logging
 
     logging.basicConfig(level=logging.WARNING)
-    from fetcher.job import FetchOptions, run_server
+    from fetcher.job import run_server
+    from fetcher.options import FetchOptions
     from sparkscope import migrate
-    from sparkscope.analysis import load_heuristics
-    from sparkscope.config import BUNDLED_CONFIG_DIR, FetcherConfig, ServerConfig
+    from sparkscope.analysis.heuristics_config import load_heuristics
+    from sparkscope.config.loader import BUNDLED_CONFIG_DIR, FetcherConfig, ServerConfig
     from sparkscope.db import make_engine, make_sessionmaker
 
     migrate.upgrade(db_url)

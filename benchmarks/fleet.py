@@ -22,11 +22,12 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, func, select, text
 
-from sparkscope import migrate, summary
-from sparkscope.analysis import load_heuristics
-from sparkscope.config import BUNDLED_CONFIG_DIR
+from sparkscope import migrate
+from sparkscope.accounting import day_summary as summary
+from sparkscope.analysis.heuristics_config import load_heuristics
+from sparkscope.config.loader import BUNDLED_CONFIG_DIR
 from sparkscope.db import make_engine, now_ms
-from sparkscope.models import Application
+from sparkscope.models.application import Application
 
 DAY_MS = 86_400_000
 GIB = 1024**3

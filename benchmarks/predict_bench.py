@@ -17,9 +17,9 @@ import argparse
 import random
 import time
 
-from sparkscope.advisor import rolling
-from sparkscope.advisor.backtest import Run, metrics, run_backtest
-from sparkscope.advisor.features import NUMERIC
+from sparkscope.advisor.predict import rolling
+from sparkscope.advisor.predict.backtest import Run, metrics, run_backtest
+from sparkscope.advisor.predict.features import NUMERIC
 
 DAY_MS = 86_400_000
 
@@ -55,10 +55,13 @@ def fetch_time(runs: int = 1000, class_aware: bool = True, reps: int = 5) -> dic
     it must be read and unpickled first (the first refresh of a `sparkscope fetch` process)."""
     import tempfile
 
-    from sparkscope import migrate, prediction_shared, predictions
-    from sparkscope.config import PredictionConfig
+    from sparkscope import migrate
+    from sparkscope.config.loader import PredictionConfig
     from sparkscope.db import make_engine, make_sessionmaker
-    from sparkscope.models import Application, EnvironmentProperty, Executor, HistoryServer
+    from sparkscope.models.application import Application, EnvironmentProperty, Executor
+    from sparkscope.models.fetch import HistoryServer
+    from sparkscope.prediction import refresh as predictions
+    from sparkscope.prediction import server_models as prediction_shared
 
     rng = random.Random(1)
     with tempfile.TemporaryDirectory() as tmp:

@@ -29,18 +29,17 @@ from sqlalchemy import Engine, delete, insert, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from benchmarks.pg import throwaway_database
-from heuristics import Registry
-from sparkscope import inputs, summary
-from sparkscope.analysis import (
-    BATCH_SIZE,
-    analyze_all,
-    load_app_data,
-    load_heuristics,
-    load_inputs,
-)
-from sparkscope.config import BUNDLED_CONFIG_DIR
+from heuristics.registry import Registry
+from sparkscope.accounting import day_summary as summary
+from sparkscope.analysis import inputs
+from sparkscope.analysis.heuristics_config import load_heuristics
+from sparkscope.analysis.inputs import from_tables, load_inputs
+from sparkscope.analysis.scoring import BATCH_SIZE, analyze_all
+from sparkscope.config.loader import BUNDLED_CONFIG_DIR
 from sparkscope.db import make_engine, make_sessionmaker
-from sparkscope.models import APP_CHILD_TABLES, Analysis, AnalysisInput, AnalysisResult, Application
+from sparkscope.models.analysis import Analysis, AnalysisInput, AnalysisResult
+from sparkscope.models.app_rows import APP_CHILD_TABLES
+from sparkscope.models.application import Application
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDING = ROOT / "demo" / "spark-events"
@@ -191,12 +190,12 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             data = load_inputs(s, ids)
             t1 = time.perf_counter()
-            from_tables = load_app_data(s, ids)
+            rebuilt = from_tables(s, ids)
             t2 = time.perf_counter()
             for app in data.values():
                 registry.run(app)
             t3 = time.perf_counter()
-            assert data == from_tables
+            assert data == rebuilt
             if b:
                 for key, seconds in zip(parts, (t1 - t0, t2 - t1, t3 - t2), strict=True):
                     parts[key].append(seconds / len(ids) * 1e6)

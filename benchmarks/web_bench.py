@@ -21,11 +21,12 @@ from sqlalchemy import func, select
 
 from benchmarks.fleet import BIG_APP_ID, RECURRING_NAME, generate, recurring_compare_ids
 from benchmarks.pg import throwaway_database
-from sparkscope.analysis import analyze_all, load_heuristics
-from sparkscope.app import create_app
-from sparkscope.config import BUNDLED_CONFIG_DIR, parse_config
+from sparkscope.analysis.heuristics_config import load_heuristics
+from sparkscope.analysis.scoring import analyze_all
+from sparkscope.config.loader import BUNDLED_CONFIG_DIR, parse_config
 from sparkscope.db import make_engine, make_sessionmaker
-from sparkscope.models import Application
+from sparkscope.models.application import Application
+from sparkscope.web.app import create_app
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_P95_MS = 150.0

@@ -37,7 +37,7 @@ def _fetch_corpus(url: str) -> None:
     from click.testing import CliRunner
 
     from sparkscope import migrate
-    from sparkscope.cli import cli
+    from sparkscope.cli.main import cli
 
     migrate.upgrade(url)
     result = CliRunner().invoke(
@@ -52,8 +52,8 @@ def accuracy(url: str) -> dict[str, Any]:
     from sqlalchemy import create_engine
     from sqlalchemy.orm import Session
 
-    from sparkscope.advisor import evaluate
-    from sparkscope.whatif import key_histories
+    from sparkscope.advisor.whatif import evaluate
+    from sparkscope.whatif.calibration import key_histories
 
     engine = create_engine(url)
     with Session(engine) as session:
@@ -77,18 +77,18 @@ def _store_big_app(url: str, n_stages: int, n_tasks: int) -> str:
     from sqlalchemy.orm import Session
 
     from sparkscope import migrate
-    from sparkscope import whatif_input as wi
     from sparkscope.db import now_ms
-    from sparkscope.models import (
+    from sparkscope.models.application import (
         Application,
         Executor,
-        HistoryServer,
         Stage,
         StageTaskDistribution,
         Task,
-        WhatIfInput,
     )
-    from sparkscope.whatif import gather
+    from sparkscope.models.fetch import HistoryServer
+    from sparkscope.models.whatif import WhatIfInput
+    from sparkscope.whatif import inputs as wi
+    from sparkscope.whatif.calibration import gather
 
     migrate.upgrade(url)
     rnd = random.Random(14)
@@ -182,8 +182,8 @@ def speed(url: str) -> dict[str, float]:
     from sqlalchemy import create_engine, select
     from sqlalchemy.orm import Session
 
-    from sparkscope.models import Application
-    from sparkscope.whatif_answers import app_whatif
+    from sparkscope.models.application import Application
+    from sparkscope.whatif.answers import app_whatif
 
     engine = create_engine(url)
     times = []

@@ -7,13 +7,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from fetcher import endpoints
-from fetcher.client import make_client
-from fetcher.job import fetch_app
 from fetcher.listing import list_completed
-from fetcher.parse import parse_app_entry
-from fetcher.replay import DumpWriter
-from sparkscope.config import FetcherConfig, ServerConfig
+from fetcher.parse.entry import parse_app_entry
+from fetcher.shs import endpoints
+from fetcher.shs.client import make_client
+from fetcher.shs.replay import DumpWriter
+from fetcher.shs.request_plan import fetch_app
+from sparkscope.config.loader import FetcherConfig, ServerConfig
 
 
 def dump_server(
@@ -47,7 +47,7 @@ def dump_server(
 def _previous_listing(out_dir: Path) -> dict[str, Any]:
     import json
 
-    from fetcher.replay import INDEX, LISTING_KEY
+    from fetcher.shs.replay import INDEX, LISTING_KEY
 
     index = out_dir / INDEX
     if not index.is_file():

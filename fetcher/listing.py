@@ -17,16 +17,19 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from fetcher import endpoints, loader, watermark
-from fetcher.client import ShsBadResponse, ShsClient, ShsError, ShsNotFound, ShsUnreachable
-from fetcher.parse import AppEntry, ParseError, parse_app_entry
-from fetcher.safejson import INT64_MAX, find_hostile
+from fetcher import loader, watermark
+from fetcher.parse.entry import AppEntry, parse_app_entry
+from fetcher.parse.fields import ParseError
+from fetcher.shs import endpoints
+from fetcher.shs.client import ShsBadResponse, ShsClient, ShsError, ShsNotFound, ShsUnreachable
+from fetcher.shs.safejson import INT64_MAX, find_hostile
 from fetcher.watermark import Frontier
-from sparkscope.config import FetcherConfig
-from sparkscope.models import Application, FetchFailure
+from sparkscope.config.loader import FetcherConfig
+from sparkscope.models.application import Application
+from sparkscope.models.fetch import FetchFailure
 
 if TYPE_CHECKING:
-    from fetcher.job import FetchOptions, ServerResult
+    from fetcher.options import FetchOptions, ServerResult
 
 log = logging.getLogger("sparkscope.fetch")
 

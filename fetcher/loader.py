@@ -6,28 +6,27 @@ whole application or, when anything fails, the caller rolls back and nothing of 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from fetcher.parse import AppBundle
-from sparkscope import summary
+from fetcher.parse.app import AppBundle
+from sparkscope.accounting import day_summary as summary
 from sparkscope.db import dialect_insert, now_ms
-from sparkscope.models import (
-    APP_CHILD_TABLES,
+from sparkscope.models.app_rows import APP_CHILD_TABLES
+from sparkscope.models.application import (
     Application,
     EnvironmentProperty,
     Executor,
-    FetchFailure,
-    HistoryServer,
     Job,
     Stage,
     StageExecutor,
     StageTaskDistribution,
     Task,
 )
+from sparkscope.models.fetch import FetchFailure, HistoryServer
 
 
 def ensure_server(session: Session, name: str, url: str) -> int:
@@ -41,16 +40,11 @@ def ensure_server(session: Session, name: str, url: str) -> int:
 
 
 def load_application(
-    session: Session,
-    server_id: int,
-    bundle: AppBundle,
-    derive: Callable[[int], None] | None = None,
-) -> int:
-    """Upsert the application row and replace all of its child rows; return application.id.
-
-    ``derive(application.id)`` runs once the rows are written and before the day summary takes
-    the application's new contribution, so what it stores (findings, worst severity) is counted
-    in the same single summary update."""
+    session: Session, server_id: int, bundle: AppBundle
+) -> tuple[int, Mapping[Any, Any]]:
+    """Upsert the application row and replace all of its child rows; return application.id and
+    the day-summary contribution of the version it replaced (empty for a new application), for
+    the pipeline to take the new one once the application's findings are stored."""
     row = bundle.application_row()
     row["server_id"] = server_id
     row["fetched_at_ms"] = now_ms()
@@ -106,10 +100,7 @@ def load_application(
             FetchFailure.attempt_id == row["attempt_id"],
         )
     )
-    if derive is not None:
-        derive(app_pk)
-    summary.apply(session, before, summary.read(session, [app_pk]))
-    return app_pk
+    return app_pk, before
 
 
 def _bulk(session: Session, model: Any, app_pk: int, rows: list[dict[str, Any]]) -> None:

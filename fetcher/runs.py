@@ -8,10 +8,10 @@ from sqlalchemy import update
 from sqlalchemy.orm import Session, sessionmaker
 
 from sparkscope.db import now_ms
-from sparkscope.models import FetchRun
+from sparkscope.models.fetch import FetchRun
 
 if TYPE_CHECKING:
-    from fetcher.job import ServerResult
+    from fetcher.options import ServerResult
 
 
 def finish_run(

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
-from fetcher.parse import AppEntry
+from fetcher.parse.entry import AppEntry
 from sparkscope.db import dialect_insert, now_ms
-from sparkscope.models import FetchWatermark
+from sparkscope.models.fetch import FetchWatermark
 
 
 @dataclass(frozen=True)

@@ -1,41 +1,65 @@
 """Sparkscope's diagnosis engine: pure heuristics over typed application data.
 
-Build a registry from the parsed `config/heuristics.yaml` mapping (overrides of the defaults)
-with `build_registry(config)`, then call `registry.run(app)`. Importing this package has no side
-effects: the heuristics (this package's modules that define `evaluate`, plus those installed
-under the `sparkscope.heuristics` entry-point group) are found when a registry is built.
+This package's namespace is the documented contract for heuristic plugins (a module installed
+under the ``sparkscope.heuristics`` entry-point group): a plugin imports what it needs from here.
+Sparkscope's own code imports each name from the module that defines it:
+
+- :mod:`heuristics.appdata` -- the inputs (one application's data as immutable types);
+- :mod:`heuristics.result` -- severities, thresholds, findings and ``make_result``;
+- :mod:`heuristics.params` -- ``param()`` for a ``Params`` field with its docs, and their parsing;
+- :mod:`heuristics.registry` -- the ``Heuristic`` protocol, discovery and the registry;
+- :mod:`heuristics.builtin` -- the built-in checks, one module each.
+
+Build a registry from the parsed ``config/heuristics.yaml`` mapping (overrides of the defaults)
+with ``build_registry(config)``, then call ``registry.run(app)``. Importing this package has no
+side effects: heuristics are found when a registry is built.
 """
 
 from __future__ import annotations
 
-from heuristics.params import ConfigError
-from heuristics.registry import (
-    ENTRY_POINT_GROUP,
-    ContractError,
-    Entry,
-    Heuristic,
-    ModuleHeuristic,
-    Registry,
-    available_heuristics,
-    build_registry,
-    builtin_heuristics,
-    from_module,
-    plugin_heuristics,
+from heuristics.appdata import (
+    AppData,
+    ExecutorSummary,
+    JobSummary,
+    StageSummary,
+    TaskDistribution,
+    TaskSummary,
 )
-from heuristics.result import app_severity
+from heuristics.params import param
+from heuristics.registry import ENTRY_POINT_GROUP, Heuristic, Registry, build_registry
+from heuristics.result import (
+    ASCENDING,
+    DESCENDING,
+    Details,
+    HeuristicResult,
+    Impact,
+    Outcome,
+    Severity,
+    Thresholds,
+    make_result,
+    no_data,
+)
 
 __all__ = [
+    "ASCENDING",
+    "DESCENDING",
     "ENTRY_POINT_GROUP",
-    "ConfigError",
-    "ContractError",
-    "Entry",
+    "AppData",
+    "Details",
+    "ExecutorSummary",
     "Heuristic",
-    "ModuleHeuristic",
+    "HeuristicResult",
+    "Impact",
+    "JobSummary",
+    "Outcome",
     "Registry",
-    "app_severity",
-    "available_heuristics",
+    "Severity",
+    "StageSummary",
+    "TaskDistribution",
+    "TaskSummary",
+    "Thresholds",
     "build_registry",
-    "builtin_heuristics",
-    "from_module",
-    "plugin_heuristics",
+    "make_result",
+    "no_data",
+    "param",
 ]

@@ -1,7 +1,7 @@
 """What a heuristic reads: one application's data as immutable, plain input types.
 
 Named tuples: immutable like frozen dataclasses, and built from a stored tuple in one C call,
-which matters when re-scoring thousands of applications (see sparkscope.inputs).
+which matters when re-scoring thousands of applications (see sparkscope.analysis.inputs).
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ class TaskSelection(NamedTuple):
 
 #: The one rule for what ``AppData.tasks`` holds, out of the stored task attempts: the failed
 #: ones (task failures reads their errors) and those that spilled (disk spill names the task that
-#: spilled most). sparkscope.inputs applies it to every source; a heuristic that needs other
+#: spilled most). sparkscope.analysis.inputs applies it to every source; a heuristic that needs other
 #: tasks widens it here.
 INPUT_TASKS = TaskSelection(
     statuses=frozenset({"FAILED"}), positive_fields=("memory_bytes_spilled",)

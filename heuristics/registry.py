@@ -160,11 +160,12 @@ def as_heuristic(obj: object) -> Heuristic[Any]:
 
 @functools.cache
 def builtin_heuristics() -> tuple[Heuristic[Any], ...]:
-    """The heuristics of this package: its modules that define ``evaluate``, by name."""
-    import heuristics as package
+    """The built-in heuristics: the modules of :mod:`heuristics.builtin` (and of its folders)
+    that define ``evaluate``, by name."""
+    import heuristics.builtin as package
 
     found = []
-    for info in pkgutil.iter_modules(package.__path__, f"{package.__name__}."):
+    for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
         module = importlib.import_module(info.name)
         if hasattr(module, "evaluate"):
             found.append(from_module(module))

@@ -1,7 +1,7 @@
 """Spark configuration values with Spark's own parsing rules and defaults (Spark 3.x/4.x).
 
-Not a heuristic (the `config` heuristic is :mod:`heuristics.config_review`): helpers shared by the
-heuristics and by sparkscope.resources.
+Not a heuristic (the `config` heuristic is :mod:`heuristics.builtin.config_review`): helpers shared by the
+heuristics and by sparkscope.accounting.resources.
 """
 
 from __future__ import annotations

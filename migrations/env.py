@@ -5,7 +5,7 @@ from __future__ import annotations
 from alembic import context
 
 from sparkscope.db import make_engine
-from sparkscope.models import Base
+from sparkscope.models.base import Base
 
 target_metadata = Base.metadata
 
@@ -14,7 +14,7 @@ def _url() -> str:
     url = context.config.get_main_option("sqlalchemy.url")
     if url:
         return url
-    from sparkscope.config import load_config
+    from sparkscope.config.loader import load_config
 
     return load_config().database_url
 

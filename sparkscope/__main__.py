@@ -1,5 +1,5 @@
 """`python -m sparkscope` runs the CLI."""
 
-from sparkscope.cli import main
+from sparkscope.cli.main import main
 
 main()

@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 from click.testing import CliRunner
 
-from sparkscope.cli import cli
+from sparkscope.cli.main import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 

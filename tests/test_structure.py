@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import tomllib
 from pathlib import Path
 
@@ -58,3 +59,65 @@ def test_every_module_is_declared_in_one_layer() -> None:
     )
     twice = sorted(m for m in modules if len(layers_of(m)) > 1)
     assert twice == []
+
+
+def test_type_checking_imports_count_as_edges() -> None:
+    """An import only for annotations is still a dependency of the design: no exemption."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    assert not config.get("exclude_type_checking_imports", False)
+
+
+#: The one package whose namespace is a documented public API (the heuristic plugin contract).
+PUBLIC_API = {"heuristics/__init__.py"}
+
+
+def _names(path: Path) -> tuple[set[str], set[str]]:
+    """(names a module defines, names it only imports from our packages) at its top level."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    defined: set[str] = set()
+    imported: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            defined.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            defined |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in PACKAGES:
+            imported |= {a.asname or a.name for a in node.names}
+    defined.discard("__all__")
+    return defined, imported
+
+
+def test_no_module_is_mostly_re_exports() -> None:
+    """Import a thing from the module that defines it: a module whose ``__all__`` names more of
+    other modules' things than its own is a facade (the plugin contract excepted)."""
+    facades = []
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            rel = path.relative_to(ROOT).as_posix()
+            defined, imported = _names(path)
+            text = path.read_text(encoding="utf-8")
+            exported = imported if "__all__" in text else set()
+            if rel not in PUBLIC_API and len(exported) > len(defined):
+                facades.append(rel)
+            if (
+                rel.endswith("__init__.py")
+                and rel not in PUBLIC_API
+                and defined - {"register_blueprints"}
+            ):
+                facades.append(f"{rel} defines {sorted(defined)}")
+    assert facades == []
+
+
+def test_no_folder_spells_a_feature_as_a_filename_prefix() -> None:
+    """Three or more modules of one folder sharing a ``name_`` prefix are a feature without its
+    folder (``prediction_data``, ``prediction_views``, ...): give it one."""
+    crowded = []
+    for package in PACKAGES:
+        for folder in [ROOT / package, *(p for p in (ROOT / package).rglob("*") if p.is_dir())]:
+            stems = [p.stem for p in folder.glob("*.py") if "_" in p.stem.strip("_")]
+            prefixes = [s.split("_", 1)[0] for s in stems]
+            crowded += [
+                f"{folder.relative_to(ROOT)}/{p}_*" for p in set(prefixes) if prefixes.count(p) >= 3
+            ]
+    assert crowded == []

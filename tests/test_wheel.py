@@ -149,7 +149,7 @@ def test_the_checkout_is_not_importable_in_the_venv(venv: Venv) -> None:
         venv.bin("python"),
         "-c",
         "import json, sys, sparkscope, fetcher, heuristics\n"
-        "from sparkscope import assets, config\n"
+        "from sparkscope import assets\nfrom sparkscope.config import loader as config\n"
         "print(json.dumps({'path': sys.path, 'modules': [sparkscope.__file__, fetcher.__file__,"
         " heuristics.__file__], 'assets': [str(assets.folder(n)) for n in assets.FOLDERS],"
         " 'heuristics': config.load_config().heuristics_path, 'plotly': str(assets.plotly_js())}))",
@@ -238,7 +238,7 @@ GUNICORN = [
     "127.0.0.1:PORT",
     "--workers",
     "1",
-    "sparkscope.app:create_app()",
+    "sparkscope.web.app:create_app()",
 ]
 
 

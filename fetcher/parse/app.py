@@ -7,15 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fetcher.parse.entry import AppEntry
-from fetcher.parse.fields import (
-    _int,
-    _need_dict,
-    _need_list,
-    _opt_int,
-    _str,
-    _sub,
-    parse_time_ms,
-)
+from fetcher.parse.fields import _int, _need_dict, _need_list, _opt_int, _str, _sub, parse_time_ms
 from sparkscope.redaction import redact
 
 _ENV_SECTIONS = {

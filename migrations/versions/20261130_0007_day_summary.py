@@ -3,7 +3,7 @@
 One row per UTC day of start x dimension (worst severity, user, queue, heuristic of a finding) x
 key, with the number of applications (findings for heuristics), their totals and wasted
 core-hours. The upgrade fills it from the stored applications; from then on the loader and the
-analysis keep it up to date (sparkscope.summary).
+analysis keep it up to date (sparkscope.accounting.day_summary).
 
 Revision ID: 0007
 Revises: 0006

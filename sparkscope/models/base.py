@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import (
-    JSON,
-    BigInteger,
-    ForeignKey,
-    MetaData,
-)
+from sqlalchemy import JSON, BigInteger, ForeignKey, MetaData
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 

@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import (
-    Float,
-    Index,
-    Integer,
-    String,
-)
+from sqlalchemy import Float, Index, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from sparkscope.models.base import Base, _count
@@ -17,8 +12,8 @@ class DaySummary(Base):
     """Per UTC day of start, the fleet's counts and sums along one dimension: what the dashboard
     adds up instead of scanning every application of its period.
 
-    Maintained by :mod:`sparkscope.summary` whenever applications are loaded, analysed or deleted;
-    rebuilt from scratch by :func:`sparkscope.summary.rebuild`.
+    Maintained by :mod:`sparkscope.accounting.day_summary` whenever applications are loaded, analysed or deleted;
+    rebuilt from scratch by :func:`sparkscope.accounting.day_summary.rebuild`.
     """
 
     __tablename__ = "day_summary"

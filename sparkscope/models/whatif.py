@@ -2,15 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import (
-    BigInteger,
-    Float,
-    ForeignKey,
-    Integer,
-    LargeBinary,
-    String,
-    Text,
-)
+from sqlalchemy import BigInteger, Float, ForeignKey, Integer, LargeBinary, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from sparkscope.models.base import Base

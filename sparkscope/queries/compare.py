@@ -7,11 +7,11 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from heuristics import Registry
-from heuristics.base import HeuristicResult, Severity
-from sparkscope.advisor.sizing import Prices
-from sparkscope.catalogs import APP_METRICS, COMPARE_RESOURCES, Metric
-from sparkscope.models import Application
+from heuristics.registry import Registry
+from heuristics.result import HeuristicResult, Severity
+from sparkscope.advisor.whatif.sizing import Prices
+from sparkscope.models.application import Application
+from sparkscope.present.catalogs import APP_METRICS, COMPARE_RESOURCES, Metric
 from sparkscope.queries.detail import AppDetail, app_detail, resource_value
 
 

@@ -8,11 +8,14 @@ from typing import Any
 from sqlalchemy import any_, func, select
 from sqlalchemy.orm import Session
 
-from heuristics.base import Severity
-from sparkscope import summary
-from sparkscope.catalogs import SEVERITY_NAMES, severity_name
+from heuristics.result import Severity
+from sparkscope.accounting import day_summary as summary
 from sparkscope.db import is_postgres
-from sparkscope.models import AnalysisResult, Application, DaySummary, FetchRun, HistoryServer
+from sparkscope.models.analysis import AnalysisResult
+from sparkscope.models.application import Application
+from sparkscope.models.fetch import FetchRun, HistoryServer
+from sparkscope.models.summary import DaySummary
+from sparkscope.present.display import SEVERITY_NAMES, severity_name
 from sparkscope.queries.search import ROW_COLUMNS, AppRow, app_row
 
 
@@ -54,7 +57,7 @@ class Dashboard:
     top_wasted_queues: list[Ranked]
 
 
-# The figures of a period come from the per-day summary (sparkscope.summary): its whole days, plus
+# The figures of a period come from the per-day summary (sparkscope.accounting.day_summary): its whole days, plus
 # or minus the applications of the one day the period starts inside, whichever part of that day is
 # smaller. Only that half day at most is read from the applications themselves.
 DAY_MS = summary.DAY_MS

@@ -11,16 +11,18 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
-from heuristics import Registry
-from heuristics.base import HeuristicResult
-from sparkscope.advisor.sizing import Prices
-from sparkscope.analysis import ensure_analyzed, load_inputs
-from sparkscope.catalogs import APP_METRICS, KEY_CONFIG, Metric
-from sparkscope.models import Application, EnvironmentProperty, Executor, HistoryServer, Stage
+from heuristics.registry import Registry
+from heuristics.result import HeuristicResult
+from sparkscope.accounting.resources import Resources, compute_resources, cost
+from sparkscope.advisor.whatif.sizing import Prices
+from sparkscope.analysis.inputs import load_inputs
+from sparkscope.analysis.scoring import ensure_analyzed
+from sparkscope.models.application import Application, EnvironmentProperty, Executor, Stage
+from sparkscope.models.fetch import HistoryServer
+from sparkscope.present.catalogs import APP_METRICS, KEY_CONFIG, Metric
 from sparkscope.queries.cache import cached, db_key
 from sparkscope.queries.errors import AmbiguousAppError, NotFoundError
 from sparkscope.redaction import redact
-from sparkscope.resources import Resources, compute_resources, cost
 
 
 def app_metrics(app: Application) -> list[tuple[Metric, Any]]:

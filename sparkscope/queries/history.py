@@ -7,8 +7,10 @@ from dataclasses import dataclass
 from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
-from sparkscope.catalogs import HISTORY_METRICS
-from sparkscope.models import Application, ApplicationName, HistoryServer
+from sparkscope.models.application import Application
+from sparkscope.models.fetch import HistoryServer
+from sparkscope.models.summary import ApplicationName
+from sparkscope.present.catalogs import HISTORY_METRICS
 
 
 @dataclass(frozen=True)

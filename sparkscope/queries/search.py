@@ -14,15 +14,13 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, exists, func, literal_column, select
 from sqlalchemy.orm import Session
 
-from heuristics.base import Severity
-from sparkscope.catalogs import SORT_KEYS
-from sparkscope.models import (
-    AnalysisResult,
-    Application,
-    ApplicationName,
-    HistoryServer,
-    RunPrediction,
-)
+from heuristics.result import Severity
+from sparkscope.models.analysis import AnalysisResult
+from sparkscope.models.application import Application
+from sparkscope.models.fetch import HistoryServer
+from sparkscope.models.predictions import RunPrediction
+from sparkscope.models.summary import ApplicationName
+from sparkscope.present.catalogs import SORT_KEYS
 
 PAGE_SIZE = 50
 #: Search counts matches up to this many; beyond it the page says "10,000+".

@@ -16,8 +16,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from fetcher import endpoints
-from fetcher.replay import filter_listing
+from fetcher.shs import endpoints
+from fetcher.shs.replay import filter_listing
 from tests.fetcher import recorded
 
 HOUR_MS = 3_600_000

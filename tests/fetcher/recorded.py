@@ -11,7 +11,7 @@ from urllib.parse import parse_qsl, urlsplit
 import responses
 from responses import matchers
 
-from fetcher.replay import INDEX, LISTING_KEY, filter_listing
+from fetcher.shs.replay import INDEX, LISTING_KEY, filter_listing
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDING = ROOT / "demo" / "spark-events"

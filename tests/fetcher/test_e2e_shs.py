@@ -15,7 +15,7 @@ import requests
 from sqlalchemy import func, select
 
 from sparkscope.db import make_engine
-from sparkscope.models import Application, Executor, Job, Stage
+from sparkscope.models.application import Application, Executor, Job, Stage
 from tests.support.shs import have_java_and_pyspark, running_shs
 
 pytestmark = pytest.mark.shs

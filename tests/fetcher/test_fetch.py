@@ -14,21 +14,20 @@ import responses
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from fetcher.job import FetchOptions, run_server
-from sparkscope.config import FetcherConfig, ServerConfig
-from sparkscope.models import (
+from fetcher.job import run_server
+from fetcher.options import FetchOptions
+from sparkscope.config.loader import FetcherConfig, ServerConfig
+from sparkscope.models.application import (
     Application,
     EnvironmentProperty,
     Executor,
-    FetchFailure,
-    FetchRun,
-    FetchWatermark,
     Job,
     Stage,
     StageExecutor,
     StageTaskDistribution,
     Task,
 )
+from sparkscope.models.fetch import FetchFailure, FetchRun, FetchWatermark
 from sparkscope.redaction import REDACTED
 from tests.fetcher import recorded
 from tests.fetcher.recorded import API, BILLING, FLAKY, HEALTHY, SKEWED
@@ -127,7 +126,7 @@ def test_second_run_uses_watermark_with_overlap_and_changes_nothing(rsps, factor
         a["attempts"][0]["endTimeEpoch"] for a in recorded.listing() if a["id"] in (HEALTHY, SKEWED)
     )
     watermark = recorded.listing_calls(rsps)[-1]["minEndDate"]
-    from fetcher.endpoints import shs_time
+    from fetcher.shs.endpoints import shs_time
 
     assert watermark == shs_time(newest_end - FCFG.overlap_minutes * 60_000)
     with factory() as s:

@@ -13,11 +13,13 @@ from click.testing import CliRunner
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from fetcher.job import FetchOptions, run_server
-from sparkscope.cli import cli
-from sparkscope.config import FetcherConfig, ServerConfig
+from fetcher.job import run_server
+from fetcher.options import FetchOptions
+from sparkscope.cli.main import cli
+from sparkscope.config.loader import FetcherConfig, ServerConfig
 from sparkscope.db import make_engine
-from sparkscope.models import Application, FetchFailure, FetchRun
+from sparkscope.models.application import Application
+from sparkscope.models.fetch import FetchFailure, FetchRun
 from tests.fetcher import recorded
 from tests.fetcher.fake_shs import FakeShs, drip, running, spread_listing
 

@@ -24,15 +24,9 @@ from sqlalchemy.pool import NullPool
 
 from fetcher.listing import DAY_MS
 from sparkscope.db import make_engine
-from sparkscope.models import (
-    APP_CHILD_TABLES,
-    Application,
-    FetchFailure,
-    FetchRun,
-    FetchWatermark,
-    Stage,
-    Task,
-)
+from sparkscope.models.app_rows import APP_CHILD_TABLES
+from sparkscope.models.application import Application, Stage, Task
+from sparkscope.models.fetch import FetchFailure, FetchRun, FetchWatermark
 from tests.conftest import create_pg_database, drop_pg_database
 from tests.fetcher.fake_shs import FakeShs, running, spread_listing
 

@@ -13,12 +13,14 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from fetcher import watermark
-from fetcher.endpoints import shs_time
-from fetcher.job import FetchOptions, run_server
+from fetcher.job import run_server
 from fetcher.listing import DAY_MS
-from fetcher.parse import parse_app_entry
-from sparkscope.config import FetcherConfig, ServerConfig
-from sparkscope.models import Application, FetchWatermark
+from fetcher.options import FetchOptions
+from fetcher.parse.entry import parse_app_entry
+from fetcher.shs.endpoints import shs_time
+from sparkscope.config.loader import FetcherConfig, ServerConfig
+from sparkscope.models.application import Application
+from sparkscope.models.fetch import FetchWatermark
 from tests.fetcher.fake_shs import HOUR_MS, FakeShs, running, set_end, spread_listing
 
 FCFG = FetcherConfig(threads=2, retries=0, backoff_factor_s=0, listing_page_size=4)

@@ -8,20 +8,17 @@ from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
-from heuristics import from_module
-from heuristics.base import (
+from heuristics.appdata import (
     AppData,
     ExecutorSummary,
-    HeuristicResult,
     JobSummary,
-    Severity,
     StageSummary,
     TaskDistribution,
     TaskSummary,
-    Thresholds,
-    param,
-    params_view,
 )
+from heuristics.params import param, params_view
+from heuristics.registry import from_module
+from heuristics.result import HeuristicResult, Severity, Thresholds
 
 QUANTILES = tuple(i / 20 for i in range(21))
 MIN_MS = 60_000

@@ -11,24 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from heuristics import (
-    ConfigError,
+from heuristics.params import ConfigError
+from heuristics.registry import (
+    ENTRY_POINT_GROUP,
+    INPUT_FIELDS,
     ContractError,
     build_registry,
     builtin_heuristics,
     from_module,
 )
-from heuristics.base import (
-    Severity,
-    make_result,
-    no_data,
-)
-from heuristics.registry import ENTRY_POINT_GROUP, INPUT_FIELDS
-from tests.heuristics.builders import (
-    fake_module,
-    kitchen_sink_app,
-    make_app,
-)
+from heuristics.result import Severity, make_result, no_data
+from tests.heuristics.builders import fake_module, kitchen_sink_app, make_app
 
 HEURISTICS_DIR = Path(__file__).resolve().parents[2] / "heuristics"
 YAML_PATH = HEURISTICS_DIR.parent / "config" / "heuristics.yaml"
@@ -45,7 +38,7 @@ def test_every_param_has_a_default_and_a_doc() -> None:
 def test_builtins_are_the_package_modules_that_define_evaluate() -> None:
     files = {
         p.stem
-        for p in HEURISTICS_DIR.glob("*.py")
+        for p in (HEURISTICS_DIR / "builtin").rglob("*.py")
         if "\ndef evaluate(" in p.read_text(encoding="utf-8")
     }
     found = builtin_heuristics()
@@ -142,7 +135,7 @@ PLUGIN = """\
 
     from dataclasses import dataclass
 
-    from heuristics.base import AppData, Outcome, Thresholds, make_result, param
+    from heuristics import AppData, Outcome, Thresholds, make_result, param
 
     NAME = "many_stages"
     TITLE = "Many stages"

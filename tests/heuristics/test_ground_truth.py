@@ -15,12 +15,15 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import select
 
-from heuristics import builtin_heuristics
-from heuristics.base import Severity
-from sparkscope.analysis import analyze_all, load_heuristics
-from sparkscope.cli import cli
+from heuristics.registry import builtin_heuristics
+from heuristics.result import Severity
+from sparkscope.analysis.heuristics_config import load_heuristics
+from sparkscope.analysis.inputs import from_tables
+from sparkscope.analysis.scoring import analyze_all
+from sparkscope.cli.main import cli
 from sparkscope.db import make_engine, make_sessionmaker
-from sparkscope.models import Analysis, Application
+from sparkscope.models.analysis import Analysis
+from sparkscope.models.application import Application
 from tests.fetcher.recorded import RECORDING
 
 HERE = Path(__file__).resolve().parent
@@ -87,12 +90,11 @@ def findings(
                 for result in json.loads(document):
                     out.setdefault(app_id, {})[result["name"]] = (result["severity"], result)
             # the same apps under the bundled production config, without storing anything
-            from sparkscope.analysis import load_app_data
 
             production = load_heuristics(str(ROOT / "config" / "heuristics.yaml"))
             with make_sessionmaker(engine)() as session:
                 ids = session.scalars(select(Application.id)).all()
-                for app in load_app_data(session, ids).values():
+                for app in from_tables(session, ids).values():
                     for r in production.run(app):
                         out[app.app_id][f"production:{r.name}"] = (int(r.severity), r.to_dict())
         engine.dispose()

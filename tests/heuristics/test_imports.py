@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 HEURISTICS_DIR = Path(__file__).resolve().parents[2] / "heuristics"
-FILES = sorted(HEURISTICS_DIR.glob("*.py"))
+FILES = sorted(HEURISTICS_DIR.rglob("*.py"))
 
 
 def _top_level_imports(path: Path) -> set[str]:

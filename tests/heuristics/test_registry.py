@@ -7,13 +7,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from heuristics import (
-    ConfigError,
-    build_registry,
-    builtin_heuristics,
-    stage_skew,
-)
-from heuristics.base import (
+from heuristics.builtin.parallelism import stage_skew
+from heuristics.params import ConfigError
+from heuristics.registry import build_registry, builtin_heuristics
+from heuristics.result import (
     Details,
     HeuristicResult,
     Impact,

@@ -18,10 +18,10 @@ from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
 from sparkscope import migrate
-from sparkscope.cli import cli
+from sparkscope.cli.main import cli
 from sparkscope.db import make_engine
 from tests.conftest import create_pg_database, drop_pg_database
-from tests.web.conftest import make_app
+from tests.sparkscope.web.conftest import make_app
 
 DEMO = Path(__file__).resolve().parents[2] / "demo" / "spark-events"
 HINT = "(database_url in the config, or SPARKSCOPE_DATABASE_URL)"

@@ -10,7 +10,7 @@ from sqlalchemy import inspect, text
 
 from sparkscope import migrate
 from sparkscope.db import make_engine
-from sparkscope.models import Base
+from sparkscope.models.base import Base
 
 
 def test_single_head() -> None:

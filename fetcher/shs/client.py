@@ -1,0 +1,298 @@
+"""HTTP client for the Spark History Server REST API.
+
+One ``requests.Session`` per worker thread (requests documents no thread-safety contract for a
+Session), each with connection reuse, (connect, read) timeouts, a total deadline per request
+(:mod:`fetcher.shs.transport`) and urllib3 retries with exponential backoff and jitter on connection
+errors, 429 and 5xx. Failures raise typed :class:`ShsError`\\ s that carry the URL; nothing returns
+``None``. Bodies are decoded by :mod:`fetcher.shs.safejson`, which refuses numbers that JSON or the
+database cannot hold.
+
+A server URL that is a folder or ``file://`` URL (a recording made by ``sparkscope dump``) is read
+through :class:`fetcher.shs.replay.DirectoryAdapter`, a transport adapter, so recorded data goes through
+exactly the same code.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import requests
+from urllib3.exceptions import ReadTimeoutError
+
+from fetcher.shs import endpoints, safejson
+from fetcher.shs.endpoints import Params
+from fetcher.shs.transport import DeadlineAdapter, QuietRetry, Watchdog
+from sparkscope.config.loader import FetcherConfig, ServerConfig
+
+RETRY_STATUSES = (429, 500, 502, 503, 504)
+USER_AGENT = "sparkscope-fetcher/0.1"
+
+
+class ShsError(Exception):
+    """A request to the History Server failed for good."""
+
+    def __init__(self, url: str, message: str) -> None:
+        self.url = url
+        self.message = message
+        super().__init__(f"{message} ({url})")
+
+
+class ShsUnreachable(ShsError):
+    """The server did not answer: connection refused, DNS failure, timeout."""
+
+
+class ShsTimeout(ShsError):
+    """No complete answer in time: a read timeout, or the request's total deadline passed."""
+
+
+class ShsNotFound(ShsError):
+    """404: the application (or stage) is not on the server (any more)."""
+
+
+class ShsHttpError(ShsError):
+    """Another non-2xx answer, after retries where they apply."""
+
+    def __init__(self, url: str, status: int, message: str) -> None:
+        self.status = status
+        super().__init__(url, message)
+
+
+class ShsBadResponse(ShsError):
+    """A 200 whose body is not the JSON we expected (truncated, HTML, wrong shape)."""
+
+
+Recorder = Callable[[str, bytes], None]
+
+
+def is_local_source(url: str) -> bool:
+    """True when the server 'URL' is a folder or file:// URL of recorded responses."""
+    scheme = urlsplit(url).scheme
+    return scheme in ("", "file")
+
+
+def local_source_path(url: str) -> Path:
+    """The folder behind a file:// URL or plain path."""
+    parts = urlsplit(url)
+    return Path(parts.path if parts.scheme == "file" else url).expanduser().resolve()
+
+
+class ShsClient:
+    """Talks to one History Server; safe to share between threads."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        connect_timeout_s: float = 5.0,
+        read_timeout_s: float = 60.0,
+        retries: int = 4,
+        backoff_factor_s: float = 0.5,
+        verify: bool | str = True,
+        recorder: Recorder | None = None,
+        deadline_s: float = 300.0,
+    ) -> None:
+        self.local = is_local_source(base_url)
+        if self.local:
+            self.root = "http://recorded.invalid/api/v1"
+            self.source_dir: Path | None = local_source_path(base_url)
+        else:
+            self.root = base_url.rstrip("/") + "/api/v1"
+            self.source_dir = None
+        self.base_url = base_url
+        self.timeout = (connect_timeout_s, read_timeout_s)
+        self.deadline_s = deadline_s
+        self._watchdog = Watchdog()
+        self.retries = retries
+        self.backoff_factor_s = backoff_factor_s
+        self.verify = verify
+        self.recorder = recorder
+        self._tls = threading.local()
+        self._lock = threading.Lock()
+        self.requests = 0
+        self.bytes = 0
+
+    # -- sessions -------------------------------------------------------------------------------
+
+    def _new_session(self) -> requests.Session:
+        session = requests.Session()
+        session.headers["User-Agent"] = USER_AGENT
+        session.headers["Accept"] = "application/json"
+        session.verify = self.verify
+        if self.local:
+            from fetcher.shs.replay import DirectoryAdapter
+
+            assert self.source_dir is not None
+            session.trust_env = False  # no proxies or netrc for a folder
+            session.mount("http://recorded.invalid/", DirectoryAdapter(self.source_dir))
+            return session
+        retry = QuietRetry(
+            total=self.retries,
+            connect=self.retries,
+            read=self.retries,
+            status=self.retries,
+            other=0,
+            backoff_factor=self.backoff_factor_s,
+            backoff_jitter=self.backoff_factor_s / 2,
+            status_forcelist=RETRY_STATUSES,
+            allowed_methods=frozenset({"GET"}),
+            respect_retry_after_header=True,
+            raise_on_status=False,
+        )
+        adapter = DeadlineAdapter(max_retries=retry, pool_connections=4, pool_maxsize=4)
+        session.mount("http://", adapter)
+        session.mount("https://", adapter)
+        return session
+
+    @property
+    def session(self) -> requests.Session:
+        """This thread's session."""
+        s = getattr(self._tls, "session", None)
+        if s is None:
+            s = self._new_session()
+            self._tls.session = s
+        return s
+
+    def close(self) -> None:
+        """Close this thread's session."""
+        s = getattr(self._tls, "session", None)
+        if s is not None:
+            s.close()
+            self._tls.session = None
+
+    # -- requests -------------------------------------------------------------------------------
+
+    def url_for(self, path: str) -> str:
+        """Absolute URL of an API path."""
+        return f"{self.root}/{path}"
+
+    def shown(self, url: str) -> str:
+        """A URL as messages show it: a recording's folder rather than the internal placeholder."""
+        if self.source_dir is not None and url.startswith(self.root):
+            return f"{self.source_dir}/api/v1{url[len(self.root) :]}"
+        return url
+
+    def get_json(self, request: tuple[str, Params], mark_hostile: bool = False) -> Any:
+        """GET an API path and decode its JSON body; raise ShsError on any failure.
+
+        A number JSON or the database cannot hold fails the body (ShsBadResponse), unless
+        ``mark_hostile``: then it is replaced by a :class:`fetcher.shs.safejson.Hostile` marker.
+        """
+        path, params = request
+        url = self.url_for(path)
+        deadline = self._watchdog.start(self.deadline_s)
+        try:
+            if "%2E" in path:
+                resp = self._get_keeping_dots(url, params)
+            else:
+                resp = self.session.get(url, params=params, timeout=self.timeout)
+            body = resp.content
+        except requests.exceptions.RequestException as exc:
+            raise self._request_error(self.shown(url), exc, deadline.fired) from None
+        finally:
+            self._watchdog.finish()
+        with self._lock:
+            self.requests += 1 + _retries_used(resp)
+            self.bytes += len(body)
+        full_url = self.shown(resp.url or url)
+        if resp.status_code == 404:
+            text = body[:200].decode("utf-8", "replace").strip()
+            raise ShsNotFound(full_url, f"not found: {text or '404'}")
+        if resp.status_code != 200:
+            raise ShsHttpError(full_url, resp.status_code, f"HTTP {resp.status_code}")
+        try:
+            data = safejson.loads_marking(body) if mark_hostile else safejson.loads(body)
+        except safejson.HostileNumber as exc:
+            raise ShsBadResponse(full_url, str(exc)) from None
+        except (ValueError, RecursionError) as exc:
+            raise ShsBadResponse(
+                full_url, f"invalid JSON ({len(body)} bytes): {str(exc)[:80]}"
+            ) from None
+        if self.recorder is not None:
+            self.recorder(endpoints.request_key(path, params), body)
+        return data
+
+    def _get_keeping_dots(self, url: str, params: Params) -> requests.Response:
+        """GET a path with an id made of dots: requests would decode ``%2E`` back to ``.``."""
+        session = self.session
+        prep = session.prepare_request(requests.Request("GET", url, params=params))
+        head, sep, query = (prep.url or url).partition("?")
+        parts = urlsplit(head)
+        segments = [
+            s.replace(".", "%2E") if s and s.strip(".") == "" else s for s in parts.path.split("/")
+        ]
+        prep.url = parts._replace(path="/".join(segments)).geturl() + sep + query
+        settings = session.merge_environment_settings(prep.url, {}, None, None, None)
+        return session.send(prep, timeout=self.timeout, **settings)
+
+    def _request_error(self, url: str, exc: Exception, deadline_passed: bool) -> ShsError:
+        if deadline_passed:
+            return ShsTimeout(url, f"timed out: no complete answer within {self.deadline_s:g} s")
+        if _caused_by(exc, (ReadTimeoutError, requests.exceptions.ReadTimeout)):
+            # also after the retries, which requests reports as a ConnectionError
+            return ShsTimeout(
+                url, f"timed out: no answer within {self.timeout[1]:g} s (read timeout)"
+            )
+        if isinstance(exc, requests.exceptions.ConnectTimeout):
+            return ShsUnreachable(
+                url, f"server unreachable: no connection within {self.timeout[0]:g} s"
+            )
+        if isinstance(exc, requests.exceptions.RetryError):
+            return ShsHttpError(url, 0, f"gave up after {self.retries} retries: {exc}")
+        if isinstance(exc, requests.exceptions.ConnectionError):
+            return ShsUnreachable(url, f"server unreachable: {_reason(exc)}")
+        return ShsError(url, f"request failed: {exc}")
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """An exception and every one it wraps (urllib3 keeps causes in ``reason`` and ``args``)."""
+    seen: list[BaseException] = []
+    todo = [exc]
+    while todo:
+        cur = todo.pop()
+        if any(cur is x for x in seen):
+            continue
+        seen.append(cur)
+        links = [getattr(cur, "reason", None), cur.__cause__, cur.__context__, *cur.args[:1]]
+        todo.extend(x for x in links if isinstance(x, BaseException))
+    return seen
+
+
+def _caused_by(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> bool:
+    return any(isinstance(x, kinds) for x in _chain(exc))
+
+
+def _reason(exc: BaseException) -> str:
+    """The root cause of a connection error in a few words (``Connection refused``)."""
+    chain = _chain(exc)
+    for cur in chain:
+        if isinstance(cur, OSError) and cur.strerror:
+            return f"{cur.strerror} ({type(cur).__name__})"
+    return type(chain[-1]).__name__
+
+
+def _retries_used(resp: requests.Response) -> int:
+    raw = getattr(resp, "raw", None)
+    retries = getattr(raw, "retries", None)
+    history = getattr(retries, "history", None)
+    return len(history) if history else 0
+
+
+def make_client(server: ServerConfig, fcfg: FetcherConfig, recorder: Any = None) -> ShsClient:
+    """A client for one configured server."""
+    verify: bool | str = (
+        server.ca_bundle if (server.verify_tls and server.ca_bundle) else server.verify_tls
+    )
+    return ShsClient(
+        server.url,
+        connect_timeout_s=server.connect_timeout_s,
+        read_timeout_s=server.read_timeout_s,
+        retries=fcfg.retries,
+        backoff_factor_s=fcfg.backoff_factor_s,
+        verify=verify,
+        recorder=recorder,
+        deadline_s=server.request_deadline_s,
+    )

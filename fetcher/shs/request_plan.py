@@ -1,0 +1,99 @@
+"""The requests for one application, back to back in one worker, parsed into a bundle of rows.
+
+The plan (README "Request plan"): environment, every executor, jobs, stage attempts with their
+21-point task distributions in one call (Spark >= 3.4; each stage's task summary on older
+servers), the slowest tasks of the longest stages and of every big stage whose quantiles cannot
+pin its tasks, and the failed tasks of each stage that had some.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from fetcher.parse.app import AppBundle, parse_environment, parse_executors, parse_jobs
+from fetcher.parse.entry import AppEntry
+from fetcher.parse.stages import (
+    parse_stage_executors,
+    parse_stage_failed_tasks,
+    parse_stages,
+    parse_task_list,
+    parse_task_summary,
+)
+from fetcher.shs import endpoints
+from fetcher.shs.client import ShsClient, ShsNotFound
+from sparkscope.config.loader import FetcherConfig
+
+FAILED_TASKS_KEPT_FACTOR = 5
+#: With 21 quantiles on the 0.05 grid every task of a stage of at most 20 tasks is known exactly.
+TAIL_MIN_TASKS = 20
+TAIL_MIN_SHARE = 0.01
+TAIL_MAX_STAGES = 50
+
+
+def fetch_app(
+    client: ShsClient, entry: AppEntry, fcfg: FetcherConfig, redaction: re.Pattern[str]
+) -> AppBundle:
+    """All requests for one application, back to back; parsed into an AppBundle."""
+    app, att = entry.app_id, entry.attempt_id
+    bundle = AppBundle(entry=entry)
+    bundle.environment = parse_environment(
+        client.get_json(endpoints.environment(app, att)), redaction, fcfg.store_hadoop_properties
+    )
+    bundle.executors = parse_executors(client.get_json(endpoints.all_executors(app, att)))
+    bundle.jobs = parse_jobs(client.get_json(endpoints.jobs(app, att)))
+    bundle.stages, bundle.distributions = parse_stages(
+        client.get_json(endpoints.stages_with_summaries(app, att))
+    )
+    # Servers before Spark 3.4 ignore withSummaries: ask for each stage's summary instead.
+    have = {(d["stage_id"], d["attempt_id"]) for d in bundle.distributions}
+    for s in bundle.stages:
+        key = (s["stage_id"], s["attempt_id"])
+        if key not in have and s["num_tasks"] > 0 and s["status"] != "SKIPPED":
+            try:
+                summary = client.get_json(endpoints.task_summary(app, att, *key))
+            except ShsNotFound:
+                continue  # a stage with no finished task has no summary
+            dist = parse_task_summary(summary)
+            if dist is not None:
+                bundle.distributions.append({"stage_id": key[0], "attempt_id": key[1], **dist})
+    if fcfg.tasks_per_stage > 0:
+        for s in stages_for_slowest_tasks(bundle.stages, fcfg.top_stages):
+            data = client.get_json(
+                endpoints.slowest_tasks(
+                    app, att, s["stage_id"], s["attempt_id"], fcfg.tasks_per_stage
+                )
+            )
+            bundle.merge_tasks(parse_task_list(s["stage_id"], s["attempt_id"], data, "slowest"))
+    for s in bundle.stages:
+        if s["num_failed_tasks"] <= 0:
+            continue
+        data = client.get_json(
+            endpoints.failed_tasks_with_executors(app, att, s["stage_id"], s["attempt_id"])
+        )
+        failed = parse_stage_failed_tasks(s["stage_id"], s["attempt_id"], data)
+        failed.sort(key=lambda t: t["task_id"])
+        bundle.merge_tasks(failed[: max(1, fcfg.tasks_per_stage) * FAILED_TASKS_KEPT_FACTOR])
+        bundle.stage_executors.extend(parse_stage_executors(s["stage_id"], s["attempt_id"], data))
+    return bundle
+
+
+def stages_for_slowest_tasks(stages: list[dict[str, Any]], top_k: int) -> list[dict[str, Any]]:
+    """Stage attempts whose slowest tasks are asked for: the ``top_k`` longest by executor run time
+    (for the heuristics), plus every stage whose 21-point quantiles cannot pin each task (more than
+    `TAIL_MIN_TASKS` tasks) and that holds at least `TAIL_MIN_SHARE` of the run time, up to
+    `TAIL_MAX_STAGES` of them, longest first (for the what-if simulation: a heavy tail beyond the
+    95th percentile is what quantiles miss)."""
+    ran = sorted(
+        (s for s in stages if s["num_tasks"] > 0),
+        key=lambda s: s["executor_run_time_ms"],
+        reverse=True,
+    )
+    total = sum(s["executor_run_time_ms"] for s in ran)
+    tail = [
+        s
+        for s in ran
+        if s["num_tasks"] > TAIL_MIN_TASKS and s["executor_run_time_ms"] >= TAIL_MIN_SHARE * total
+    ][:TAIL_MAX_STAGES]
+    chosen = {id(s) for s in ran[:top_k]} | {id(s) for s in tail}
+    return [s for s in ran if id(s) in chosen]

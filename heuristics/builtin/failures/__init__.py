@@ -1,0 +1,1 @@
+"""Failures: jobs, stage attempts and task attempts that failed, and why."""

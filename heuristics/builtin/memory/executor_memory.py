@@ -1,0 +1,180 @@
+"""Executor memory: peak JVM memory used against the memory configured for executors.
+
+Executors without peak metrics (missing, or reported as 0 as the SHS does when metrics were not
+polled) are left out; with none left the finding is NONE.
+
+**What it measures.** For the executors that ran tasks, the peak JVM heap plus off-heap memory
+(the History Server's `peakMemoryMetrics`) divided by the memory reserved per executor:
+`spark.executor.memory` (default 1g) plus `spark.executor.memoryOverhead` (default max(384 MiB,
+10%)). In local mode the driver runs the tasks, so the driver's settings are used. Heap and
+off-heap together are compared with heap setting plus overhead because off-heap memory
+(metaspace, code cache, direct buffers) lives in the overhead, not in the heap setting. Two
+findings come from the same ratio:
+
+- **near the limit** (ratio high): executors risk OutOfMemoryError or heavy GC;
+- **over-provisioned** (ratio low): the cluster reserves memory the application never uses,
+  which blocks other applications and costs money. Judged only when the configured memory is
+  large enough to matter.
+
+The details suggest a size: peak × 1.25, rounded up to a multiple of 512 MiB.
+
+**How to fix.** Near the limit: raise `spark.executor.memory` or lower `spark.executor.cores`,
+use more partitions. Over-provisioned: set `spark.executor.memory` to the suggested size, or run
+more cores per executor to use the memory.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from heuristics.appdata import AppData
+from heuristics.params import param
+from heuristics.result import (
+    DESCENDING,
+    Details,
+    Impact,
+    Outcome,
+    Severity,
+    Thresholds,
+    make_result,
+    no_data,
+)
+from heuristics.sparkconf import (
+    MIB,
+    driver_memory_bytes,
+    driver_overhead_bytes,
+    executor_memory_bytes,
+    executor_overhead_bytes,
+    is_local_mode,
+)
+from heuristics.stats import fmt_bytes, round2, task_executors
+
+NAME = "executor_memory"
+TITLE = "Executor memory"
+#: Bump when what this heuristic computes changes: only its stored results are redone.
+VERSION = 2  # 2: local-cluster[n,c,m] masters are not local mode
+INPUTS = frozenset({"end_time_ms", "executors", "spark_properties", "start_time_ms"})
+
+ROUND_TO_BYTES = 512 * MIB
+
+
+@dataclass(frozen=True)
+class Params:
+    """Parameters of the executor memory heuristic."""
+
+    near_limit_ratio: Thresholds = param(
+        Thresholds(0.8, 0.9, 0.95, 1.0),
+        "peak JVM heap + off-heap / configured executor memory, near the limit (ratio; ascending)",
+    )
+    over_provisioned_ratio: Thresholds = param(
+        Thresholds(0.5, 0.35, 0.2, 0.1, DESCENDING),
+        "peak JVM heap + off-heap / configured executor memory, over-provisioned (ratio; descending)",
+    )
+    min_configured_bytes_for_waste: int = param(
+        4 * 1024 * 1024 * 1024,
+        "gate: over-provisioning is judged only when configured memory is at least this (bytes; 4 GiB)",
+    )
+    suggested_headroom: float = param(
+        1.25,
+        "suggested size = peak x this, rounded up to 512 MiB (factor)",
+    )
+
+
+def suggested_memory_bytes(peak_bytes: int, headroom: float = 1.25) -> int:
+    """peak × headroom rounded up to a multiple of 512 MiB."""
+    return max(1, math.ceil(peak_bytes * headroom / ROUND_TO_BYTES)) * ROUND_TO_BYTES
+
+
+def evaluate(app: AppData, params: Params) -> Outcome:
+    """Compare peak executor JVM memory with the configured executor memory."""
+    # A heap peak of 0 is what the SHS reports when no metrics were polled (often local mode).
+    execs = [e for e in task_executors(app) if e.peak_jvm_heap_bytes]
+    if not execs:
+        return no_data("No peak memory metrics")
+    local = is_local_mode(app.spark_properties) or all(e.is_driver for e in execs)
+    props = app.spark_properties
+    if local:
+        configured = driver_memory_bytes(props)
+        reserved = configured + driver_overhead_bytes(props)
+        setting = "spark.driver.memory"
+    else:
+        configured = executor_memory_bytes(props)
+        reserved = configured + executor_overhead_bytes(props)
+        setting = "spark.executor.memory"
+    peaks = [(e, (e.peak_jvm_heap_bytes or 0) + (e.peak_jvm_offheap_bytes or 0)) for e in execs]
+    _, peak = max(peaks, key=lambda p: p[1])
+    ratio = peak / reserved if reserved else math.inf
+    suggested = suggested_memory_bytes(peak, params.suggested_headroom)
+    near = params.near_limit_ratio.severity_of(ratio)
+    waste = Severity.NONE
+    if configured >= params.min_configured_bytes_for_waste:
+        waste = params.over_provisioned_ratio.severity_of(ratio)
+    severity = max(near, waste)
+    usage = (
+        f"Peak executor memory {fmt_bytes(peak)} is {ratio:.0%} of "
+        f"{setting} + overhead = {fmt_bytes(reserved)}"
+    )
+    if near >= waste and near > Severity.NONE:
+        title = f"{usage}: near the limit"
+        advice = (
+            f"Executors run close to their memory limit. Raise {setting} (suggested ≥ "
+            f"{fmt_bytes(suggested)}) or lower spark.executor.cores, or use more partitions."
+        )
+        impact = Impact(None, None, "risk of failure, not a measured cost; cannot be estimated")
+    elif waste > Severity.NONE:
+        title = f"{usage}: over-provisioned, suggest {fmt_bytes(suggested)}"
+        lifetime_ms = sum(
+            max(
+                0,
+                (e.remove_time_ms or app.end_time_ms or 0)
+                - (e.add_time_ms or app.start_time_ms or 0),
+            )
+            for e in execs
+        )
+        gib_hours = (reserved - suggested) / 1024**3 * lifetime_ms / 3_600_000
+        advice = (
+            f"Executors use a small part of their memory. Set {setting} to about "
+            f"{fmt_bytes(suggested)} or give each executor more cores."
+        )
+        impact = Impact(
+            None,
+            None,
+            "not expressible in core-hours; idle memory = (memory + overhead − suggested) × "
+            f"Σ executor lifetime ≈ {gib_hours:.1f} GiB-hours",
+        )
+    else:
+        title = usage
+        advice = ""
+        impact = None
+    details = Details(
+        (
+            "executor",
+            "peak_jvm_heap_bytes",
+            "peak_jvm_offheap_bytes",
+            "peak_total_bytes",
+            "reserved_bytes",
+            "ratio",
+            "suggested_bytes",
+        ),
+        tuple(
+            (
+                e.executor_id,
+                e.peak_jvm_heap_bytes,
+                e.peak_jvm_offheap_bytes,
+                p,
+                reserved,
+                round2(p / reserved) if reserved else None,
+                suggested_memory_bytes(p, params.suggested_headroom),
+            )
+            for e, p in peaks
+        ),
+    )
+    return make_result(
+        severity=severity,
+        value=ratio,
+        title=title,
+        details=details,
+        advice=advice,
+        impact=impact,
+    )

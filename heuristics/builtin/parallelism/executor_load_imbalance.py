@@ -1,0 +1,145 @@
+"""Executor load imbalance: did some executors do far more work than the others?
+
+**What it measures.** Across the executors that ran tasks, the ratio between the busiest
+executor and the median executor for task time, input bytes and shuffle read bytes. It needs at
+least two executors and a minimum amount of work.
+
+**Why it matters.** When one executor does several times the median's work, the others finish
+early and idle. Common causes: data locality pulling tasks to the hosts that store the input,
+skewed partitions landing on one executor, executors added late by dynamic allocation, or a
+few slow hosts.
+
+**How to fix.** Check the stage skew findings first. For locality-driven imbalance lower
+`spark.locality.wait` (e.g. `1s` or `0s`); for late executors review dynamic allocation
+(`spark.dynamicAllocation.initialExecutors`, `minExecutors`); for slow hosts consider
+`spark.speculation=true` or excluding bad nodes (`spark.excludeOnFailure.enabled`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from heuristics.appdata import AppData
+from heuristics.params import param
+from heuristics.result import Details, Impact, Outcome, Severity, Thresholds, make_result, no_data
+from heuristics.stats import fmt_bytes, fmt_ms, fmt_ratio, median, round2, safe_ratio
+
+NAME = "executor_load_imbalance"
+TITLE = "Executor load imbalance"
+#: Bump when what this heuristic computes changes: only its stored results are redone.
+VERSION = 3  # 2: local-mode wording (issue 12); 3: titles name the metric in words
+INPUTS = frozenset({"executors"})
+
+#: How a title names each measure (the details table keeps the keys, labelled by the web layer).
+METRIC_WORDS = {
+    "task_time_ms": "task time",
+    "input_bytes": "input",
+    "shuffle_read_bytes": "shuffle read",
+}
+
+ADVICE = (
+    "Work is unevenly spread over executors. Check stage skew first; lower spark.locality.wait "
+    "for locality-driven imbalance, and review dynamic allocation and slow hosts."
+)
+
+
+@dataclass(frozen=True)
+class Params:
+    """Parameters of the executor load imbalance heuristic."""
+
+    max_to_median_ratio: Thresholds = param(
+        Thresholds(1.5, 2.0, 4.0, 8.0),
+        "busiest executor / median executor for task time, input and shuffle read (ratio; ascending)",
+    )
+    min_executors: int = param(
+        2,
+        "gate: fewer executors than this are not judged (count)",
+    )
+    min_max_executor_time_ms: int = param(
+        30 * 60 * 1000,
+        "gate: task time is not judged when the busiest executor ran less than this (ms; 30 min)",
+    )
+    min_max_executor_bytes: int = param(
+        1024 * 1024 * 1024,
+        "gate: bytes are not judged when the busiest executor read less than this (bytes; 1 GiB)",
+    )
+
+
+def evaluate(app: AppData, params: Params) -> Outcome:
+    """Compare the busiest executor with the median executor."""
+    execs = [e for e in app.executors if not e.is_driver]
+    need = max(2, params.min_executors)
+    if len(execs) < need:
+        # Local mode: the driver is the only JVM running tasks (counted as 1 executor elsewhere).
+        ran = "only the driver ran tasks" if not execs else f"only {len(execs)} executor ran tasks"
+        if len(execs) > 1:
+            ran = f"only {len(execs)} executors ran tasks"
+        return no_data(f"Nothing to compare: {ran}; at least {need} needed")
+    metrics = (
+        ("task_time_ms", lambda e: e.total_duration_ms, params.min_max_executor_time_ms, fmt_ms),
+        ("input_bytes", lambda e: e.total_input_bytes, params.min_max_executor_bytes, fmt_bytes),
+        (
+            "shuffle_read_bytes",
+            lambda e: e.total_shuffle_read_bytes,
+            params.min_max_executor_bytes,
+            fmt_bytes,
+        ),
+    )
+    severity_all = Severity.NONE
+    worst: tuple[float, str] | None = None
+    rows = []
+    impact = None
+    for metric, getter, gate, fmt in metrics:
+        values = [float(getter(e)) for e in execs]
+        top = max(values)
+        if top < max(1, gate):
+            continue
+        med = median(values)
+        ratio = safe_ratio(top, med)
+        severity = params.max_to_median_ratio.severity_of(ratio)
+        busiest = execs[values.index(top)]
+        if worst is None or ratio > worst[0]:
+            worst = (
+                ratio,
+                f"Executor {busiest.executor_id} {METRIC_WORDS[metric]} {fmt_ratio(ratio)} median "
+                f"({fmt(top)} vs {fmt(med)}, {len(execs)} executors)",
+            )
+        severity_all = max(severity_all, severity)
+        rows.append(
+            (
+                metric,
+                len(execs),
+                round2(med),
+                round2(top),
+                round2(ratio),
+                busiest.executor_id,
+                int(severity),
+            )
+        )
+        if metric == "task_time_ms" and severity > Severity.NONE:
+            # Task time already counts core-time, so the gap to the busiest is idle core-time.
+            idle_core_ms = sum(top - getter(e) for e in execs)
+            impact = Impact(
+                wall_seconds=(top - med) / 1000 / max(1, busiest.total_cores),
+                core_hours=idle_core_ms / 3_600_000,
+                formula=(
+                    "wall = (busiest − median executor task time) ÷ busiest executor's cores; "
+                    "core-hours = Σ executors (busiest − own task time), capacity left waiting"
+                ),
+            )
+    if worst is None:
+        return no_data("Executors did too little work to judge their balance")
+    if impact is None:
+        impact = Impact(None, None, "imbalance in bytes only; time cost cannot be estimated")
+    details = Details(
+        ("metric", "executors", "median", "max", "ratio", "busiest_executor", "severity"),
+        tuple(rows),
+    )
+    return make_result(
+        severity=severity_all,
+        value=worst[0],
+        title=worst[1],
+        details=details,
+        advice=ADVICE,
+        impact=impact,
+    )

@@ -1,0 +1,185 @@
+"""The fleet's per-day summary (:class:`~sparkscope.models.DaySummary`), kept equal to a recount.
+
+Every write path that changes what an application contributes (its start day, worst severity,
+user, queue, wasted core-hours, totals, or its findings) reads the contributions of the
+applications it touches before and after, and adds the difference::
+
+    before = summary.read(session, pks)
+    ...  # insert, update or delete the applications and their findings
+    summary.apply(session, before, summary.read(session, pks))
+
+The difference is added with one upsert per touched row (``apps = apps + delta``), so writers
+that touch the same day add up instead of overwriting each other. :func:`rebuild` recomputes the
+whole table in SQL (bulk loads, migrations, or to repair it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import cast
+
+from sqlalchemy import Connection, Table, delete, select, text, tuple_
+from sqlalchemy.orm import Session
+
+from sparkscope.db import dialect_insert
+from sparkscope.models.analysis import AnalysisResult
+from sparkscope.models.application import Application
+from sparkscope.models.summary import DaySummary
+
+DAY_MS = 86_400_000
+NO_DAY = -1
+#: The summed columns, in the order of a contribution vector.
+FIELDS = ("apps", "executors", "jobs", "stages", "tasks", "wasted_core_hours", "wasted_apps")
+
+Key = tuple[str, int, str]
+"""(dimension, day, key) of one summary row."""
+Vector = tuple[float, ...]
+Contributions = dict[Key, Vector]
+
+_CHUNK = 1000
+#: Key of the PostgreSQL advisory lock held by summary writers until they commit.
+LOCK_KEY = 0x5350_4B53_5355_4D4D
+
+
+def day_of(start_time_ms: int | None) -> int:
+    """The summary day of a start time (UTC day number; -1 when unknown)."""
+    return start_time_ms // DAY_MS if start_time_ms is not None and start_time_ms >= 0 else NO_DAY
+
+
+def _add(into: dict[Key, list[float]], key: Key, vector: Iterable[float], sign: int = 1) -> None:
+    acc = into.setdefault(key, [0.0] * len(FIELDS))
+    for i, v in enumerate(vector):
+        acc[i] += sign * v
+
+
+def lock(session: Session | Connection) -> None:
+    """Serialise summary writers until the end of the transaction (PostgreSQL; SQLite has one
+    writer at a time anyway): a writer's "before" is then never stale, even when a fetch and an
+    ``analyze`` change the same application at the same moment."""
+    bind = session.get_bind() if isinstance(session, Session) else session
+    if bind.dialect.name == "postgresql":
+        session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": LOCK_KEY})
+
+
+def read(session: Session, application_pks: Iterable[int | None]) -> Contributions:
+    """What the given applications (those that exist) contribute to the summary now; takes the
+    writers' lock first (see :func:`lock`)."""
+    lock(session)
+    pks = sorted({pk for pk in application_pks if pk is not None})
+    out: dict[Key, list[float]] = {}
+    for i in range(0, len(pks), _CHUNK):
+        chunk = pks[i : i + _CHUNK]
+        days: dict[int, int] = {}
+        for pk, start, worst, user, queue, wasted, *totals in session.execute(
+            select(
+                Application.id,
+                Application.start_time_ms,
+                Application.worst_severity,
+                Application.spark_user,
+                Application.queue,
+                Application.wasted_core_hours,
+                Application.num_executors,
+                Application.num_jobs,
+                Application.num_stages,
+                Application.num_tasks,
+            ).where(Application.id.in_(chunk))
+        ):
+            day = days[pk] = day_of(start)
+            vector = (1, *(t or 0 for t in totals), wasted or 0.0, 0 if wasted is None else 1)
+            _add(out, ("severity", day, "" if worst is None else str(worst)), vector)
+            _add(out, ("user", day, user or ""), vector)
+            _add(out, ("queue", day, queue or ""), vector)
+        for pk, heuristic in session.execute(
+            select(AnalysisResult.application_id, AnalysisResult.heuristic)
+            .where(AnalysisResult.application_id.in_(chunk))
+            .where(AnalysisResult.severity > 0)
+        ):
+            if pk in days:
+                _add(out, ("heuristic", days[pk], heuristic), (1, 0, 0, 0, 0, 0.0, 0))
+    return {key: tuple(v) for key, v in out.items()}
+
+
+def apply(session: Session, before: Mapping[Key, Vector], after: Mapping[Key, Vector]) -> None:
+    """Add ``after - before`` to the summary (in the caller's transaction)."""
+    delta: dict[Key, list[float]] = {}
+    for key, vector in after.items():
+        _add(delta, key, vector)
+    for key, vector in before.items():
+        _add(delta, key, vector, -1)
+    # Sorted: one order for every writer, so that two of them cannot deadlock on the rows.
+    changed = sorted((k, _typed(v)) for k, v in delta.items() if _changes(v))
+    rows = [
+        {"dimension": k[0], "day": k[1], "key": k[2], **dict(zip(FIELDS, v, strict=True))}
+        for k, v in changed
+    ]
+    if not rows:
+        return
+    table = cast(Table, DaySummary.__table__)
+    upsert = dialect_insert(session, table)
+    upsert = upsert.on_conflict_do_update(
+        index_elements=["dimension", "day", "key"],
+        set_={f: table.c[f] + upsert.excluded[f] for f in FIELDS},
+    )
+    session.execute(upsert, rows)
+    # A row nothing counts any more goes (its float sum may keep a rounding residue).
+    emptied = [k for k, v in changed if v[0] < 0]
+    if emptied:
+        session.execute(
+            delete(DaySummary).where(
+                tuple_(DaySummary.dimension, DaySummary.day, DaySummary.key).in_(emptied),
+                DaySummary.apps <= 0,
+            )
+        )
+
+
+def _changes(vector: Sequence[float]) -> bool:
+    # Adding and taking away the same core-hours may leave a float residue: not a change.
+    limits = (0, 0, 0, 0, 0, 1e-9, 0)
+    return any(abs(v) > limit for v, limit in zip(vector, limits, strict=True))
+
+
+def _typed(vector: Sequence[float]) -> list[float | int]:
+    return [
+        v if f == "wasted_core_hours" else round(v) for f, v in zip(FIELDS, vector, strict=True)
+    ]
+
+
+def delete_applications(session: Session, application_pks: Sequence[int]) -> None:
+    """Delete applications (their rows cascade) and take them out of the summary."""
+    before = read(session, application_pks)
+    session.execute(delete(Application).where(Application.id.in_(list(application_pks))))
+    apply(session, before, {})
+
+
+# The same contributions as read(), for every application at once, in SQL (PostgreSQL and SQLite).
+_DAY_SQL = "CASE WHEN a.start_time_ms >= 0 THEN a.start_time_ms / 86400000 ELSE -1 END"
+_APP_SUMS = (
+    "COUNT(*), COALESCE(SUM(a.num_executors), 0), COALESCE(SUM(a.num_jobs), 0), "
+    "COALESCE(SUM(a.num_stages), 0), COALESCE(SUM(a.num_tasks), 0), "
+    "COALESCE(SUM(a.wasted_core_hours), 0), COUNT(a.wasted_core_hours)"
+)
+RECOUNT_SQL = " UNION ALL ".join(
+    [
+        f"SELECT '{dim}', {_DAY_SQL}, {key}, {_APP_SUMS} FROM application a GROUP BY 2, 3"
+        for dim, key in (
+            ("severity", "COALESCE(CAST(a.worst_severity AS VARCHAR(8)), '')"),
+            ("user", "COALESCE(a.spark_user, '')"),
+            ("queue", "COALESCE(a.queue, '')"),
+        )
+    ]
+    + [
+        f"SELECT 'heuristic', {_DAY_SQL}, r.heuristic, COUNT(*), 0, 0, 0, 0, 0, 0 "
+        "FROM analysis_result r JOIN application a ON a.id = r.application_id "
+        "WHERE r.severity > 0 GROUP BY 2, 3"
+    ]
+)
+"""(dimension, day, key, *FIELDS) of every summary row, counted from the applications."""
+
+
+def rebuild(conn: Connection | Session) -> None:
+    """Recount the whole summary from the applications and their findings."""
+    lock(conn)
+    conn.execute(delete(DaySummary))
+    conn.execute(
+        text(f"INSERT INTO day_summary (dimension, day, key, {', '.join(FIELDS)}) " + RECOUNT_SQL)
+    )

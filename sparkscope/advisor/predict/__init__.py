@@ -1,0 +1,1 @@
+"""Duration prediction numerics: features, baselines, the rolling origin, class-aware model, forecast, verdicts."""

@@ -1,0 +1,1 @@
+"""What-if numerics: the stage plan, the simulation, history calibration, the server's prior, sizing."""

@@ -1,0 +1,1 @@
+"""Stored rows -> heuristic inputs -> the registry -> stored results."""

@@ -1,0 +1,236 @@
+"""Stored results: one JSON document per application (table ``analysis``), its finding rows
+(``analysis_result``), the application's summary columns, and the configs results were computed
+under (``heuristics_config``, with a digest per heuristic)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, cast
+
+import orjson
+from sqlalchemy import Table, bindparam, delete, insert, select, text
+from sqlalchemy.orm import Session
+
+from heuristics.params import params_view
+from heuristics.registry import Registry
+from heuristics.result import HeuristicResult, Severity
+from sparkscope.accounting import day_summary as summary
+from sparkscope.db import dialect_insert, is_postgres, now_ms
+from sparkscope.models.analysis import Analysis, AnalysisResult, HeuristicsConfig
+from sparkscope.models.application import Application
+
+
+def stored_documents(session: Session, application_ids: Sequence[int]) -> dict[int, str]:
+    return {
+        pk: doc
+        for pk, doc in session.execute(
+            select(Analysis.application_id, Analysis.results).where(
+                Analysis.application_id.in_(list(application_ids))
+            )
+        )
+    }
+
+
+def store_documents(
+    session: Session,
+    scored: dict[int, list[dict[str, Any]]],
+    stored: dict[int, str],
+    fingerprint: str,
+    core: dict[int, tuple[float, float]],
+    summarise: bool = True,
+) -> None:
+    """Write the results of a batch: each application's document (and its finding rows) where it
+    differs from the stored one, and every application's fingerprint, severity and core-hours.
+
+    Most documents are unchanged by a re-score (a threshold edit moves few applications across a
+    boundary, and stored results leave the thresholds out), and reading a document back costs a
+    fraction of rewriting it.
+    """
+    before = summary.read(session, list(scored)) if summarise else {}
+    documents = {pk: orjson.dumps(results).decode() for pk, results in scored.items()}
+    changed = [pk for pk, doc in documents.items() if stored.get(pk) != doc]
+    if changed:
+        session.execute(delete(AnalysisResult).where(AnalysisResult.application_id.in_(changed)))
+        _write_documents(session, {pk: documents[pk] for pk in changed}, now_ms())
+        findings = [
+            {
+                "application_id": pk,
+                "heuristic": r["name"],
+                "severity": r["severity"],
+                "value": r["value"],
+                "title": r["title"],
+                "impact_core_hours": (r["impact"] or {}).get("core_hours"),
+                "impact_wall_seconds": (r["impact"] or {}).get("wall_seconds"),
+            }
+            for pk in changed
+            for r in scored[pk]
+            if r["severity"] > Severity.NONE
+        ]
+        if findings:
+            session.execute(insert(cast(Table, AnalysisResult.__table__)), findings)
+    _update_applications(
+        session,
+        [
+            (pk, max((r["severity"] for r in results), default=0), *core[pk])
+            for pk, results in scored.items()
+        ],
+        fingerprint,
+    )
+    if summarise:  # else the caller (the fetch's loader) updates the summary once for the load
+        summary.apply(session, before, summary.read(session, list(scored)))
+
+
+def _write_documents(session: Session, documents: dict[int, str], at: int) -> None:
+    """Insert or replace result documents. An update rather than a delete and insert keeps the
+    row, so PostgreSQL can rewrite it in place without touching the index."""
+    if is_postgres(session):
+        # One statement for the batch: with ON CONFLICT, psycopg2 would get one per row.
+        session.execute(
+            text(
+                "INSERT INTO analysis (application_id, analyzed_at_ms, results) "
+                "SELECT v.id, :at, v.doc FROM unnest(CAST(:pks AS integer[]), "
+                "CAST(:docs AS text[])) AS v(id, doc) "
+                "ON CONFLICT (application_id) DO UPDATE "
+                "SET results = excluded.results, analyzed_at_ms = excluded.analyzed_at_ms"
+            ),
+            {"at": at, "pks": list(documents), "docs": list(documents.values())},
+        )
+        return
+    upsert = dialect_insert(session, cast(Table, Analysis.__table__))
+    upsert = upsert.on_conflict_do_update(
+        index_elements=["application_id"],
+        set_={"results": upsert.excluded.results, "analyzed_at_ms": upsert.excluded.analyzed_at_ms},
+    )
+    session.execute(
+        upsert,
+        [
+            {"application_id": pk, "analyzed_at_ms": at, "results": doc}
+            for pk, doc in documents.items()
+        ],
+    )
+
+
+def _update_applications(
+    session: Session, rows: list[tuple[int, int, float | None, float | None]], fingerprint: str
+) -> None:
+    """Set (worst severity, allocated and wasted core-hours) and the fingerprint per application."""
+    if is_postgres(session):
+        # One statement for the batch (psycopg2's executemany would send one per application),
+        # touching only the rows that change.
+        pks, worst, alloc, waste = (list(col) for col in zip(*rows, strict=True))
+        session.execute(
+            text(
+                "UPDATE application AS a SET worst_severity = v.worst, "
+                "analysis_fingerprint = :fp, allocated_core_hours = v.alloc, "
+                "wasted_core_hours = v.waste "
+                "FROM unnest(CAST(:pks AS integer[]), CAST(:worst AS integer[]), "
+                "CAST(:alloc AS double precision[]), CAST(:waste AS double precision[])) "
+                "AS v(id, worst, alloc, waste) WHERE a.id = v.id AND ("
+                "a.analysis_fingerprint IS DISTINCT FROM :fp "
+                "OR a.worst_severity IS DISTINCT FROM v.worst "
+                "OR a.allocated_core_hours IS DISTINCT FROM v.alloc "
+                "OR a.wasted_core_hours IS DISTINCT FROM v.waste)"
+            ),
+            {"fp": fingerprint, "pks": pks, "worst": worst, "alloc": alloc, "waste": waste},
+        )
+        return
+    table = cast(Table, Application.__table__)
+    session.execute(
+        table.update()
+        .where(table.c.id == bindparam("b_pk"))
+        .values(
+            worst_severity=bindparam("b_worst"),
+            analysis_fingerprint=fingerprint,
+            allocated_core_hours=bindparam("b_alloc"),
+            wasted_core_hours=bindparam("b_waste"),
+        ),
+        [
+            {"b_pk": pk, "b_worst": worst, "b_alloc": alloc, "b_waste": waste}
+            for pk, worst, alloc, waste in rows
+        ],
+    )
+
+
+def record_config(session: Session, registry: Registry) -> None:
+    """Keep the digests of a config results are computed under (a no-op once recorded).
+
+    Callers of :func:`sparkscope.analysis.scoring.score_and_store` record it once per run, not per application; results
+    stored under an unrecorded config are only never reused (every heuristic runs again).
+    """
+    stmt = dialect_insert(session, cast(Table, HeuristicsConfig.__table__)).values(
+        fingerprint=registry.fingerprint,
+        digests=orjson.dumps(registry.digests).decode(),
+        config=orjson.dumps(registry.effective_config(), default=str).decode(),
+        first_used_at_ms=now_ms(),
+    )
+    session.execute(stmt.on_conflict_do_nothing(index_elements=["fingerprint"]))
+
+
+def previous_digests(session: Session, ids: list[int]) -> dict[int, dict[str, str]]:
+    """Per application, the digests of the config its stored results were computed under."""
+    fingerprints = {
+        pk: fp
+        for pk, fp in session.execute(
+            select(Application.id, Application.analysis_fingerprint).where(Application.id.in_(ids))
+        )
+        if fp
+    }
+    if not fingerprints:
+        return {}
+    configs = {
+        fp: orjson.loads(digests)
+        for fp, digests in session.execute(
+            select(HeuristicsConfig.fingerprint, HeuristicsConfig.digests).where(
+                HeuristicsConfig.fingerprint.in_(set(fingerprints.values()))
+            )
+        )
+    }
+    return {pk: configs[fp] for pk, fp in fingerprints.items() if fp in configs}
+
+
+def parse_document(document: str) -> list[dict[str, Any]] | None:
+    """The results in a stored document, or None when it is not what store_documents writes."""
+    try:
+        results = orjson.loads(document)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(results, list) or not all(
+        isinstance(r, dict) and isinstance(r.get("name"), str) for r in results
+    ):
+        return None
+    return results
+
+
+def stored_results(
+    session: Session, application_id: int, registry: Registry
+) -> list[HeuristicResult] | None:
+    """The stored results of one application (NONE ones included), worst first; None when its
+    stored document is unreadable.
+
+    Only for results computed under ``registry`` (``application.analysis_fingerprint`` equal to
+    its fingerprint): the thresholds each result shows are that registry's params.
+    """
+    document = session.scalar(
+        select(Analysis.results).where(Analysis.application_id == application_id)
+    )
+    parsed = parse_document(document) if document is not None else []
+    return None if parsed is None else results_from_dicts(parsed, registry)
+
+
+def results_from_dicts(
+    parsed: list[dict[str, Any]], registry: Registry
+) -> list[HeuristicResult] | None:
+    """Results as stored -> HeuristicResults with ``registry``'s thresholds, worst first; None
+    when one of them is not what the store writes."""
+    results = []
+    for data in parsed:
+        try:
+            params = params_view(registry.params(data["name"]))
+        except KeyError:  # a heuristic this version no longer has
+            params = None
+        try:
+            results.append(HeuristicResult.from_dict(data, params))
+        except (KeyError, TypeError, ValueError):
+            return None
+    results.sort(key=lambda r: (-int(r.severity), r.name))
+    return results

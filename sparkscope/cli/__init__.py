@@ -1,0 +1,1 @@
+"""The `sparkscope` command: one module per command family."""

@@ -1,0 +1,371 @@
+"""`sparkscope fetch`, `dump` and `schedule`: the subcommands cron runs."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import click
+
+from sparkscope.cli.common import (
+    EXIT_OK,
+    EXIT_SOME_FAILED,
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
+    fail_usage,
+    pass_config,
+)
+from sparkscope.config.loader import Config, FetcherConfig, ServerConfig
+from sparkscope.config.parsing import ConfigError
+
+log = logging.getLogger("sparkscope.fetch")
+
+CRON_MARK = "# sparkscope-fetch"
+
+
+def server_for_url(url: str, fcfg: FetcherConfig | None = None) -> ServerConfig:
+    """A server that is not in the config, named after its host and port (or folder name)."""
+    parts = urlsplit(url)
+    if parts.scheme in ("http", "https"):
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        name = f"{parts.hostname}:{port}"
+    else:
+        path = Path(parts.path if parts.scheme == "file" else url).expanduser().resolve()
+        name = path.name or str(path)
+        url = str(path)
+    return ServerConfig(name=name, url=url.rstrip("/"))
+
+
+def parse_since(text: str) -> int:
+    """An ISO date or date-time (UTC unless it says otherwise) -> epoch ms."""
+    try:
+        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise click.BadParameter(f"not an ISO date or date-time: {text!r}") from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return int(dt.timestamp() * 1000)
+
+
+def _servers(config: Config, names: tuple[str, ...], url: str | None) -> list[ServerConfig]:
+    if url:
+        return [server_for_url(url)]
+    if names:
+        return [config.server(n) for n in names]
+    if not config.servers:
+        raise ConfigError(
+            config.source, "servers", "no History Server configured; pass --url or add servers"
+        )
+    return list(config.servers)
+
+
+def _progress(enabled: bool) -> Any:
+    """A progress callback: a bar on a terminal, a log line every 25 apps otherwise."""
+    state: dict[str, Any] = {}
+
+    def report(done: int, total: int, app_id: str) -> None:
+        if enabled:
+            bar = state.get("bar")
+            if bar is None:
+                bar = click.progressbar(length=total, label="fetching", file=sys.stderr)
+                bar.__enter__()
+                state["bar"] = bar
+            bar.update(1)
+            if done == total:
+                bar.__exit__(None, None, None)
+                state.pop("bar")
+        elif done % 25 == 0 or done == total:
+            log.info("progress: %d/%d applications", done, total)
+
+    return report
+
+
+@click.command()
+@click.option(
+    "--server",
+    "server_names",
+    multiple=True,
+    help="Configured server name (repeatable; default: all).",
+)
+@click.option("--url", help="Fetch from a server not in the config (URL, folder or file:// URL).")
+@click.option("--since", help="Backfill: apps that ended at or after this ISO time (UTC).")
+@click.option(
+    "--backfill", is_flag=True, help="List the whole history and load every app still missing."
+)
+@click.option(
+    "--reconcile",
+    is_flag=True,
+    help="Reconcile now: list fetcher.reconcile_days below the watermark for apps listed late.",
+)
+@click.option("--limit", type=click.IntRange(min=1), help="Only the newest N completed apps.")
+@click.option("--app-id", "app_ids", multiple=True, help="Re-fetch this application (repeatable).")
+@click.option("--truncate", is_flag=True, help="Empty the database first.")
+@click.option("--yes", is_flag=True, help="Do not ask before --truncate.")
+@click.option(
+    "--threads", type=click.IntRange(min=1), help="Worker threads (default: fetcher.threads)."
+)
+@click.option("--no-analyze", is_flag=True, help="Load only; findings are computed at first view.")
+@pass_config(database="setup")
+def fetch(
+    config: Config,
+    server_names: tuple[str, ...],
+    url: str | None,
+    since: str | None,
+    backfill: bool,
+    reconcile: bool,
+    limit: int | None,
+    app_ids: tuple[str, ...],
+    truncate: bool,
+    yes: bool,
+    threads: int | None,
+    no_analyze: bool,
+) -> None:
+    """Fetch completed applications from the History Server(s) into the database.
+
+    Exit codes: 0 all loaded, 1 some apps failed, 2 usage/config error, 3 server unreachable.
+    """
+    from fetcher.job import run_server
+    from fetcher.lock import FetchLocked, fetch_lock
+    from fetcher.options import FetchOptions
+    from fetcher.runs import close_interrupted_runs
+    from fetcher.shs.client import is_local_source, local_source_path
+    from sparkscope import migrate
+    from sparkscope.analysis.heuristics_config import load_heuristics
+    from sparkscope.db import make_engine, make_sessionmaker
+    from sparkscope.pipeline.steps import Pipeline
+
+    try:
+        servers = _servers(config, server_names, url)
+    except ConfigError as exc:
+        fail_usage(f"config error: {exc}")
+    for s in servers:
+        if is_local_source(s.url) and not local_source_path(s.url).is_dir():
+            where = "" if url else f"server {s.name}: "
+            fail_usage(f"{where}the folder {local_source_path(s.url)} does not exist")
+    try:
+        since_ms = parse_since(since) if since else None
+    except click.BadParameter as exc:
+        fail_usage(f"--since: {exc.message}")
+    if backfill and since:
+        fail_usage("--backfill lists the whole history; --since lists from a date: pick one")
+    registry = None
+    if not no_analyze:
+        try:
+            registry = load_heuristics(config.heuristics_path)
+        except ConfigError as exc:
+            log.warning("not analysing (fix the heuristics config): %s", exc)
+    engine = make_engine(config.database_url)
+    if engine.dialect.name == "sqlite":
+        migrate.upgrade(config.database_url)  # the embedded default sets itself up
+    factory = make_sessionmaker(engine)
+    opts = FetchOptions(
+        since_ms=since_ms,
+        limit=limit,
+        app_ids=app_ids,
+        threads=threads,
+        backfill=backfill,
+        reconcile=reconcile,
+    )
+    pipeline = Pipeline(registry=registry, predictions=config.predictions)
+    started = time.perf_counter()
+    try:
+        with fetch_lock(engine):
+            if truncate:
+                if not yes and not click.confirm("Delete every stored application?", default=False):
+                    click.echo("not truncated; nothing fetched")
+                    sys.exit(EXIT_USAGE)
+                _truncate(factory)
+            if close_interrupted_runs(factory):
+                log.info("an earlier fetch was interrupted; this run carries on from its watermark")
+            results = [
+                run_server(
+                    factory,
+                    s,
+                    config.fetcher,
+                    opts,
+                    pipeline=pipeline,
+                    progress=_progress(sys.stderr.isatty()),
+                )
+                for s in servers
+            ]
+            # What is derived beyond each application (predictions, what-if models), from the
+            # ledger: this run's work and whatever an earlier run left undone.
+            completed = pipeline.complete(factory)
+    except FetchLocked as exc:
+        click.echo(f"sparkscope fetch: another fetch is running ({exc}); exiting")
+        sys.exit(EXIT_OK)
+    finally:
+        engine.dispose()
+    seconds = time.perf_counter() - started
+    for r in results:
+        click.echo(
+            f"{r.server}: seen {r.seen}, loaded {r.loaded}, skipped {r.skipped}, "
+            f"failed {len(r.failed)}; {r.requests} requests, {r.bytes / 1e6:.1f} MB, {r.seconds:.1f} s"
+        )
+        for app_id, error in r.failed:
+            click.echo(f"  failed {app_id}: {error}")
+        if r.gave_up:
+            click.echo(
+                f"  gave up after {config.fetcher.max_app_failures} failures: {', '.join(r.gave_up)}"
+            )
+        if r.unreachable:
+            click.echo(f"  stopped: {r.unreachable}", err=True)
+    total_loaded = sum(r.loaded for r in results)
+    click.echo(f"total: loaded {total_loaded} applications in {seconds:.1f} s")
+    for step, server_id, error in completed.failed:
+        click.echo(f"  {step} of server {server_id} not updated (retried next run): {error}")
+    if any(r.unreachable for r in results):
+        sys.exit(EXIT_UNREACHABLE)
+    if any(r.failed for r in results):
+        sys.exit(EXIT_SOME_FAILED)
+
+
+@click.command()
+@click.option("--server", "server_url", required=True, help="History Server URL to record from.")
+@click.option(
+    "--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Folder to write."
+)
+@click.option("--limit", type=click.IntRange(min=1), help="Only the newest N completed apps.")
+@click.option("--app-id", "app_ids", multiple=True, help="Only this application (repeatable).")
+@pass_config(database="none")
+def dump(
+    config: Config, server_url: str, out_dir: str, limit: int | None, app_ids: tuple[str, ...]
+) -> None:
+    """Record a server's responses into a folder that `fetch --url DIR` replays."""
+    from fetcher.dump import dump_server
+    from fetcher.shs.client import ShsError
+
+    try:
+        stats = dump_server(
+            server_for_url(server_url), config.fetcher, Path(out_dir), limit, app_ids
+        )
+    except ShsError as exc:
+        click.echo(f"sparkscope dump: {exc}", err=True)
+        sys.exit(EXIT_UNREACHABLE)
+    click.echo(
+        f"recorded {stats['apps']} applications, {stats['requests']} requests into {out_dir}"
+    )
+
+
+@click.command()
+@click.option("--every", default="10m", show_default=True, help="Interval: 5m, 10m, 1h ...")
+@click.option("--install", is_flag=True, help="Add (or replace) the line in your crontab.")
+@click.option(
+    "--log-file",
+    default=None,
+    help="Where cron appends the output (default: data_dir/fetch.log).",
+)
+@click.option(
+    "--foreground", is_flag=True, help="Run the fetch in a loop instead (for containers)."
+)
+@pass_config(database="none")
+def schedule(
+    config: Config, every: str, install: bool, log_file: str | None, foreground: bool
+) -> None:
+    """Print (or install) the crontab line that runs `sparkscope fetch` every interval."""
+    try:
+        minutes = parse_interval(every)
+    except ValueError as exc:
+        fail_usage(f"--every: {exc}")
+    if foreground:
+        _loop(minutes)
+        return
+    line = crontab_line(minutes, config, log_file)
+    if not install:
+        click.echo(line)
+        return
+    if shutil.which("crontab") is None:
+        fail_usage("crontab is not installed; add the line printed without --install by hand")
+    install_crontab(line)
+    click.echo(f"installed: {line}")
+
+
+def parse_interval(text: str) -> int:
+    """'10m', '1h', '30' (minutes) -> minutes; must divide an hour or a day evenly for cron."""
+    m = re.fullmatch(r"\s*(\d+)\s*([mh]?)\s*", text)
+    if not m:
+        raise ValueError(f"expected minutes like 10m or hours like 1h, got {text!r}")
+    minutes = int(m.group(1)) * (60 if m.group(2) == "h" else 1)
+    if (
+        minutes < 1
+        or (minutes < 60 and 60 % minutes)
+        or (minutes >= 60 and (minutes % 60 or 24 % (minutes // 60)))
+    ):
+        raise ValueError(f"{text!r} does not divide an hour or a day evenly")
+    return minutes
+
+
+def cron_spec(minutes: int) -> str:
+    """The five cron time fields for an interval."""
+    if minutes < 60:
+        return "* * * * *" if minutes == 1 else f"*/{minutes} * * * *"
+    hours = minutes // 60
+    return "0 * * * *" if hours == 1 else f"0 */{hours} * * *"
+
+
+def crontab_line(minutes: int, config: Config, log_file: str | None) -> str:
+    """A crontab line with the environment, a lock and a log file."""
+    # The script installed beside this interpreter (a virtualenv's bin/), else the one on PATH.
+    beside = Path(sys.executable).parent / "sparkscope"
+    exe = (
+        str(beside)
+        if beside.is_file()
+        else (shutil.which("sparkscope") or f"{sys.executable} -m sparkscope")
+    )
+    env = []
+    if config.source:
+        env.append(f"SPARKSCOPE_CONFIG={shlex.quote(str(Path(config.source).resolve()))}")
+    if os.environ.get("SPARKSCOPE_DATABASE_URL"):
+        env.append(f"SPARKSCOPE_DATABASE_URL={shlex.quote(os.environ['SPARKSCOPE_DATABASE_URL'])}")
+    log_path = Path(log_file or Path(config.data_dir) / "fetch.log").expanduser()
+    lock = Path(config.data_dir).expanduser() / "fetch.cron-lock"
+    # flock -n: a run still going when the next one starts makes the new one exit at once; the
+    # database lock inside `fetch` covers runs started from elsewhere.
+    command = f"flock -n {shlex.quote(str(lock))} {exe} fetch >> {shlex.quote(str(log_path))} 2>&1"
+    return f"{cron_spec(minutes)} {' '.join(env + [command])} {CRON_MARK}"
+
+
+def install_crontab(line: str) -> None:
+    """Replace our line in the user's crontab (idempotent)."""
+    current = subprocess.run(["crontab", "-l"], capture_output=True, text=True)
+    lines = current.stdout.splitlines() if current.returncode == 0 else []
+    kept = [x for x in lines if not x.rstrip().endswith(CRON_MARK)]
+    kept.append(line)
+    subprocess.run(["crontab", "-"], input="\n".join(kept) + "\n", text=True, check=True)
+
+
+def _loop(minutes: int) -> None:
+    cmd = [sys.executable, "-m", "sparkscope", "fetch"]
+    while True:
+        started = time.monotonic()
+        code = subprocess.call(cmd)
+        log.info("fetch exited with %d; next run in %d min", code, minutes)
+        time.sleep(max(0.0, minutes * 60 - (time.monotonic() - started)))
+
+
+def _truncate(factory: Any) -> None:
+    from sparkscope.models.application import Application
+    from sparkscope.models.fetch import FetchFailure, FetchRun, FetchWatermark, HistoryServer
+    from sparkscope.models.summary import ApplicationName, DaySummary
+
+    with factory() as session, session.begin():
+        for model in (
+            FetchWatermark,
+            FetchFailure,
+            FetchRun,
+            Application,
+            HistoryServer,
+            DaySummary,
+            ApplicationName,
+        ):
+            session.query(model).delete()

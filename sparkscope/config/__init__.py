@@ -1,0 +1,1 @@
+"""Configuration: one settings table, strict parsing, and the loader."""

@@ -1,0 +1,28 @@
+"""The tables that hold rows of one application, children before parents: what a re-fetch
+replaces and what deleting an application removes."""
+
+from __future__ import annotations
+
+from sparkscope.models.analysis import Analysis, AnalysisInput, AnalysisResult
+from sparkscope.models.application import (
+    EnvironmentProperty,
+    Executor,
+    Job,
+    Stage,
+    StageExecutor,
+    StageTaskDistribution,
+    Task,
+)
+
+APP_CHILD_TABLES = (
+    AnalysisInput,
+    Analysis,
+    AnalysisResult,
+    Task,
+    StageExecutor,
+    StageTaskDistribution,
+    Stage,
+    Job,
+    Executor,
+    EnvironmentProperty,
+)

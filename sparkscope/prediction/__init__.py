@@ -1,0 +1,1 @@
+"""Expected durations of recurring runs: the database side (refresh, reads, backtest)."""

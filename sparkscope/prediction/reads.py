@@ -1,0 +1,273 @@
+"""Read side of predictions for pages and the API: stored rows only, nothing is fitted here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, load_only
+
+from sparkscope.models.application import Application
+from sparkscope.models.fetch import HistoryServer
+from sparkscope.models.predictions import RecurringForecast, RunPrediction
+from sparkscope.present.charts import plotly_date
+from sparkscope.present.display import fmt_duration_ms as d
+
+PREDICTION_FIELDS = (
+    "expected_ms",
+    "low_ms",
+    "high_ms",
+    "level",
+    "model",
+    "n_train",
+    "verdict",
+    "excess_pct",
+    "causes",
+)
+
+
+#: What pages show of a run's prediction: not its features nor every candidate's value.
+_SHOWN = (
+    RunPrediction.server_id,
+    RunPrediction.key,
+    RunPrediction.start_time_ms,
+    RunPrediction.duration_ms,
+    RunPrediction.expected_ms,
+    RunPrediction.low_ms,
+    RunPrediction.high_ms,
+    RunPrediction.level,
+    RunPrediction.model,
+    RunPrediction.n_train,
+    RunPrediction.verdict,
+    RunPrediction.excess_pct,
+    RunPrediction.causes,
+)
+
+
+def prediction_json(p: RunPrediction | None) -> dict[str, Any] | None:
+    """The API's ``prediction`` object of a run."""
+    if p is None:
+        return None
+    out = {f: getattr(p, f) for f in PREDICTION_FIELDS}
+    out["causes"] = list(p.causes or [])
+    return out
+
+
+def forecast_json(f: RecurringForecast | None) -> dict[str, Any] | None:
+    """The API's ``forecast`` object of a key."""
+    if f is None:
+        return None
+    return {
+        "expected_ms": f.expected_ms,
+        "low_ms": f.low_ms,
+        "high_ms": f.high_ms,
+        "level": f.level,
+        "model": f.model,
+    }
+
+
+def app_prediction(session: Session, application_pk: int) -> RunPrediction | None:
+    """A run's prediction as its page and the API show it (not its stored features nor every
+    candidate's value)."""
+    return session.get(RunPrediction, application_pk, options=[load_only(*_SHOWN, raiseload=True)])
+
+
+def prediction_line(p: RunPrediction | None) -> str | None:
+    """One line for the application page, e.g. ``expected 12 s (10–14 s, 80%); took 19 s: +58% —
+    regression: ...``."""
+    if p is None:
+        return None
+    if p.verdict == "insufficient_history" or p.expected_ms is None:
+        return f"no verdict yet: {p.n_train} earlier successful run(s) of this application"
+    text = (
+        f"expected {d(p.expected_ms)} ({d(p.low_ms)}–{d(p.high_ms)}, "
+        f"{p.level:.0%}); took {d(p.duration_ms)}"
+    )
+    if p.excess_pct is not None:
+        text += f": {p.excess_pct:+.0f}%"
+    text += f" — {p.verdict}"
+    if p.causes:
+        text += ": " + "; ".join(p.causes)
+    return text
+
+
+def history_predictions(
+    session: Session, name: str, server: str | None = None
+) -> tuple[dict[tuple[str, str, str], RunPrediction], RecurringForecast | None]:
+    """Predictions of every run with this exact name by (server, app id, attempt id), and the
+    forecast of their key (the key of the latest run)."""
+    q = (
+        select(RunPrediction, HistoryServer.name, Application.app_id, Application.attempt_id)
+        .options(load_only(*_SHOWN, raiseload=True))
+        .join(Application, Application.id == RunPrediction.application_id)
+        .join(HistoryServer, HistoryServer.id == Application.server_id)
+        .where(Application.name == name)
+        .order_by(RunPrediction.start_time_ms)
+    )
+    if server:
+        q = q.where(HistoryServer.name == server)
+    out: dict[tuple[str, str, str], RunPrediction] = {}
+    last: RunPrediction | None = None
+    for p, srv, app_id, attempt in session.execute(q):
+        out[(srv, app_id, attempt or "")] = p
+        last = p
+    fc = None
+    if last is not None:
+        fc = session.get(RecurringForecast, (last.server_id, last.key))
+    return out, fc
+
+
+@dataclass(frozen=True)
+class Regression:
+    app_id: str
+    attempt_id: str
+    server: str
+    name: str
+    start_time_ms: int
+    duration_ms: int | None
+    expected_ms: float | None
+    excess_pct: float | None
+    causes: list[str]
+
+
+def recent_regressions(session: Session, since_ms: int, limit: int = 20) -> list[Regression]:
+    """Runs judged regressions that started since ``since_ms``, newest first."""
+    q = (
+        select(RunPrediction, Application.app_id, Application.attempt_id, Application.name)
+        .options(load_only(*_SHOWN, raiseload=True))
+        .add_columns(HistoryServer.name.label("server"))
+        .join(Application, Application.id == RunPrediction.application_id)
+        .join(HistoryServer, HistoryServer.id == Application.server_id)
+        .where(RunPrediction.verdict == "regression", RunPrediction.start_time_ms >= since_ms)
+        .order_by(RunPrediction.start_time_ms.desc())
+        .limit(limit)
+    )
+    return [
+        Regression(
+            app_id=app_id,
+            attempt_id=attempt or "",
+            server=srv,
+            name=name,
+            start_time_ms=p.start_time_ms,
+            duration_ms=p.duration_ms,
+            expected_ms=p.expected_ms,
+            excess_pct=p.excess_pct,
+            causes=list(p.causes or []),
+        )
+        for p, app_id, attempt, name, srv in session.execute(q)
+    ]
+
+
+def band_figure(
+    runs: list[tuple[RunPrediction, str]], forecast: RecurringForecast | None
+) -> dict[str, Any] | None:
+    """Duration (s) per run with the expected value, its interval as a band, regressions marked
+    and the next-run forecast drawn after the last run. ``runs``: (prediction, run URL)."""
+    shown = [(p, u) for p, u in runs if p.expected_ms is not None]
+    if not shown and forecast is None:
+        return None
+    x = [plotly_date(p.start_time_ms) for p, _u in shown]
+    s = 1000.0
+    data: list[dict[str, Any]] = [
+        {
+            "type": "scatter",
+            "mode": "lines",
+            "x": x,
+            "y": [p.high_ms / s if p.high_ms else None for p, _u in shown],
+            "line": {"width": 0},
+            "hoverinfo": "skip",
+            "showlegend": False,
+        },
+        {
+            "type": "scatter",
+            "mode": "lines",
+            "name": "interval",
+            "x": x,
+            "y": [p.low_ms / s if p.low_ms else None for p, _u in shown],
+            "fill": "tonexty",
+            "fillcolor": "rgba(33,150,243,0.18)",
+            "line": {"width": 0},
+            "hoverinfo": "skip",
+        },
+        {
+            "type": "scatter",
+            "mode": "lines",
+            "name": "expected",
+            "x": x,
+            "y": [(p.expected_ms or 0) / s for p, _u in shown],
+            "line": {"color": "#1e88e5", "dash": "dot"},
+        },
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "name": "took",
+            "x": [plotly_date(p.start_time_ms) for p, _u in runs],
+            "y": [(p.duration_ms or 0) / s for p, _u in runs],
+            "customdata": [[u, p.verdict] for p, u in runs],
+            "hovertemplate": "%{y:.1f} s (%{customdata[1]})<extra></extra>",
+            "marker": {"color": "#455a64", "size": 8},
+        },
+    ]
+    bad = [(p, u) for p, u in runs if p.verdict == "regression"]
+    if bad:
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "regression",
+                "x": [plotly_date(p.start_time_ms) for p, _u in bad],
+                "y": [(p.duration_ms or 0) / s for p, _u in bad],
+                "customdata": [[u] for _p, u in bad],
+                "marker": {"color": "#c62828", "size": 14, "symbol": "x"},
+            }
+        )
+    if forecast is not None and forecast.expected_ms and forecast.next_start_ms:
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "next run (forecast)",
+                "x": [plotly_date(forecast.next_start_ms)],
+                "y": [forecast.expected_ms / s],
+                "error_y": {
+                    "type": "data",
+                    "symmetric": False,
+                    "array": [
+                        ((forecast.high_ms or forecast.expected_ms) - forecast.expected_ms) / s
+                    ],
+                    "arrayminus": [
+                        (forecast.expected_ms - (forecast.low_ms or forecast.expected_ms)) / s
+                    ],
+                },
+                "marker": {"color": "#6a1b9a", "size": 11, "symbol": "diamond"},
+            }
+        )
+    layout = {
+        "margin": {"l": 60, "r": 20, "t": 30, "b": 50},
+        "height": 380,
+        "xaxis": {"title": {"text": "start (UTC)"}, "type": "date"},
+        "yaxis": {"title": {"text": "duration (s)"}, "rangemode": "tozero"},
+        "hovermode": "closest",
+        "plot_bgcolor": "#fff",
+        "paper_bgcolor": "#fff",
+    }
+    return {"data": data, "layout": layout}
+
+
+def history_band(session: Session, name: str, server: str | None, link: Any) -> dict[str, Any]:
+    """What the history page's forecast partial shows; ``link(app_id, server, attempt)`` -> URL."""
+    preds, fc = history_predictions(session, name, server)
+    runs = [(p, link(app_id, srv, att)) for (srv, app_id, att), p in preds.items()]
+    regressions = sum(1 for p, _u in runs if p.verdict == "regression")
+    return {
+        "figure": band_figure(runs, fc),
+        "forecast": fc,
+        "regressions": regressions,
+    }
+
+
+def regressions_panel(session: Session, now: int, limit: int = 20) -> dict[str, list[Regression]]:
+    """The dashboard's regressions of the last day and of the last week."""
+    week = recent_regressions(session, now - 7 * 86_400_000, limit)
+    return {"day": [r for r in week if r.start_time_ms >= now - 86_400_000], "week": week}

@@ -1,0 +1,1 @@
+"""The one presentation vocabulary: formatters, labels and units, catalogs, charts."""

@@ -1,0 +1,1 @@
+"""The web application: factory, request helpers, views (one blueprint per page family)."""

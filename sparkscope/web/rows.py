@@ -1,0 +1,65 @@
+"""Table rows built in Python for the big tables of a page (the application page's stages).
+
+A page of 200 stage attempts has 16 cells a row, each with a sort value and a formatted text:
+written cell by cell by Jinja, that is ~6,400 escaped expressions and a third of the page's time.
+Here each row is one formatted string. Every text is still escaped, with one ``str.translate``
+(the same entities as ``markupsafe.escape``, at a fraction of its cost per call); integers are
+written as digits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from markupsafe import Markup
+
+from sparkscope.accounting.waits import stage_wait_ms
+from sparkscope.present.display import fmt_bytes, fmt_duration_ms, fmt_number, stage_duration_ms
+
+_BYTES = (
+    "input_bytes",
+    "output_bytes",
+    "shuffle_read_bytes",
+    "shuffle_write_bytes",
+    "memory_bytes_spilled",
+    "disk_bytes_spilled",
+)
+
+
+# What markupsafe.escape replaces, with the entities it writes.
+_ENTITIES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&#34;", "'": "&#39;"})
+
+
+def _esc(value: Any) -> str:
+    """``value`` as escaped HTML text (None reads "None", as Jinja prints it)."""
+    if type(value) is int:
+        return str(value)
+    return str(value).translate(_ENTITIES)
+
+
+def _cell(sort_value: Any, text: str) -> str:
+    return f'<td data-v="{_esc(sort_value)}">{text.translate(_ENTITIES)}</td>'
+
+
+def stage_rows(stages: Iterable[Any]) -> Markup:
+    """The ``<tr>`` rows of the stage table (id, attempt, name, status, tasks, failed, duration,
+    wait, run time, GC, input, output, shuffle read/write, spill memory/disk)."""
+    out = []
+    for s in stages:
+        dur = stage_duration_ms(s)
+        wait = stage_wait_ms(s)
+        cells = [
+            _cell(s.stage_id, str(s.stage_id)),
+            _cell(s.attempt_id, str(s.attempt_id)),
+            f'<td class="wrap">{_esc(s.name or "")}</td><td>{_esc(s.status)}</td>',
+            _cell(s.num_tasks, fmt_number(s.num_tasks)),
+            _cell(s.num_failed_tasks, fmt_number(s.num_failed_tasks)),
+            _cell(dur if dur is not None else -1, fmt_duration_ms(dur)),
+            _cell(wait if wait is not None else -1, fmt_duration_ms(wait)),
+            _cell(s.executor_run_time_ms, fmt_duration_ms(s.executor_run_time_ms)),
+            _cell(s.jvm_gc_time_ms, fmt_duration_ms(s.jvm_gc_time_ms)),
+        ]
+        cells.extend(_cell(getattr(s, key), fmt_bytes(getattr(s, key))) for key in _BYTES)
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    return Markup("\n".join(out))

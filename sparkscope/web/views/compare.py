@@ -1,0 +1,51 @@
+"""Compare two applications side by side."""
+
+from __future__ import annotations
+
+from flask import Blueprint, render_template, request
+
+from heuristics.registry import Registry
+from sparkscope.present.display import is_per_run_setting
+from sparkscope.queries.compare import Comparison, ConfigDiff, compare_apps
+from sparkscope.web.params import text
+from sparkscope.web.request import get_session, lookup, prices, redaction_regex, registry
+
+bp = Blueprint("compare", __name__)
+
+
+def split_per_run(config: list[ConfigDiff]) -> tuple[list[ConfigDiff], list[ConfigDiff]]:
+    """The configuration rows worth reading, and the per-run settings (ids, times, ports) that
+    differ on every run and are hidden."""
+    kept = [d for d in config if not is_per_run_setting(d.key)]
+    hidden = [d for d in config if is_per_run_setting(d.key) and d.status != "same"]
+    return kept, hidden
+
+
+def compared(left_id: str, right_id: str, reg: Registry) -> tuple[Comparison, list[ConfigDiff]]:
+    """Both applications aligned (``left_server`` / ``right_server`` from the request), with the
+    per-run settings split off the configuration rows: for the page and the API alike."""
+    left = lookup(left_id, text(request.args, "left_server", 200), None, "left_server")
+    right = lookup(right_id, text(request.args, "right_server", 200), None, "right_server")
+    comparison = compare_apps(get_session(), left, right, reg, redaction_regex(), prices())
+    comparison.config, per_run = split_per_run(comparison.config)
+    return comparison, per_run
+
+
+@bp.route("/compare")
+def compare() -> str:
+    """The chooser form, and both applications aligned when two ids are given."""
+    left_id = text(request.args, "left", 255)
+    right_id = text(request.args, "right", 255)
+    reg = registry()[0]
+    comparison = None
+    per_run: list[ConfigDiff] = []
+    if left_id and right_id:
+        comparison, per_run = compared(left_id, right_id, reg)
+    return render_template(
+        "compare/index.html",
+        c=comparison,
+        per_run=per_run,
+        left_id=left_id or "",
+        right_id=right_id or "",
+        currency=prices().currency,
+    )

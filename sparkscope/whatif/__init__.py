@@ -1,0 +1,1 @@
+"""What if and sizing: the database side (run inputs, stored calibration, answers)."""

@@ -1,0 +1,227 @@
+"""The what-if input of one run: gathered from a fetched bundle (stored at fetch time, encoded)
+or from the tables (older fetches), and turned into an `AppRun` plus the facts sizing needs.
+
+Stored encoded (zlib-compressed marshal of plain tuples) because reading 2,000 stages'
+quantile JSON on a request costs far more than the simulation itself.
+"""
+
+from __future__ import annotations
+
+import marshal
+import zlib
+from array import array
+from dataclasses import dataclass
+from typing import Any
+
+from heuristics import sparkconf
+from sparkscope.advisor.whatif.stageplan import AppRun, StageRun
+
+FORMAT = "whatif-1"
+PROP_PREFIXES = ("spark.executor.", "spark.driver.", "spark.dynamicAllocation.", "spark.master")
+GIB = 1024.0**3
+
+
+class WhatIfUnavailable(Exception):
+    """The application lacks what a what-if needs; the message says what."""
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What sizing needs about a run besides its stages."""
+
+    executors: int
+    cores: int
+    executor_gb: float
+    driver_cores: int
+    driver_gb: float
+    dynamic: bool
+    max_executors: int | None
+    input_bytes: int
+    duration_ms: int
+
+
+def from_bundle(bundle: Any) -> dict[str, Any]:
+    """The input of a fetched application, from its parsed rows in memory."""
+    e = bundle.entry
+    slowest: dict[tuple[int, int], list[float]] = {}
+    for t in bundle.tasks:
+        if t["kept_because"] in ("slowest", "both") and t["status"] == "SUCCESS":
+            key = (t["stage_id"], t["stage_attempt_id"])
+            slowest.setdefault(key, []).append(float(t["executor_run_time_ms"] or 0))
+    return {
+        "completed": bool(e.completed),
+        "start": e.start_time_ms,
+        "end": e.end_time_ms,
+        "duration": int(e.duration_ms or 0),
+        "input_bytes": int(sum(s["input_bytes"] for s in bundle.stages)),
+        "props": {
+            p["name"]: p["value"] or ""
+            for p in bundle.environment
+            if p["section"] == "spark" and p["name"].startswith(PROP_PREFIXES)
+        },
+        "executors": [
+            (bool(x["is_driver"]), int(x["total_cores"]), x["add_time_ms"], x["remove_time_ms"])
+            for x in bundle.executors
+        ],
+        "stages": [
+            (
+                s["stage_id"],
+                s["attempt_id"],
+                s["status"],
+                int(s["num_tasks"]),
+                float(s["executor_run_time_ms"]),
+                s["submission_time_ms"],
+                s["completion_time_ms"],
+                int(s["input_bytes"]),
+            )
+            for s in bundle.stages
+        ],
+        "dists": {
+            (d["stage_id"], d["attempt_id"]): _dist(d["quantiles"], d["metrics"])
+            for d in bundle.distributions
+        },
+        "slowest": {k: tuple(v) for k, v in slowest.items()},
+    }
+
+
+def _dist(quantiles: Any, metrics: dict[str, Any]) -> tuple[Any, ...]:
+    run_q = metrics.get("executor_run_time_ms")
+    dur_q = metrics.get("duration_ms")
+    return (
+        tuple(float(q) for q in quantiles),
+        None if not run_q else tuple(float(v) for v in run_q),
+        None if not dur_q else tuple(float(v) for v in dur_q),
+    )
+
+
+def _pack(values: tuple[float, ...] | None) -> bytes | None:
+    return None if values is None else array("d", values).tobytes()
+
+
+def _unpack(blob: bytes | None) -> tuple[float, ...] | None:
+    if blob is None:
+        return None
+    values = array("d")
+    values.frombytes(blob)
+    return tuple(values)
+
+
+def encode(data: dict[str, Any]) -> bytes:
+    """Plain tuples, the float vectors as packed doubles (marshal reads bytes much faster than
+    tuples of floats), zlib-compressed."""
+    packed = dict(data)
+    packed["dists"] = {
+        k: (q, _pack(run_q), _pack(dur_q)) for k, (q, run_q, dur_q) in data["dists"].items()
+    }
+    return zlib.compress(marshal.dumps(packed), 1)
+
+
+def decode(blob: bytes) -> dict[str, Any]:
+    data: dict[str, Any] = marshal.loads(zlib.decompress(blob))
+    grids: dict[Any, Any] = {}
+    data["dists"] = {
+        k: (grids.setdefault(q, q), _unpack(run_q), _unpack(dur_q))
+        for k, (q, run_q, dur_q) in data["dists"].items()
+    }
+    return data
+
+
+def facts_of(data: dict[str, Any]) -> RunFacts:
+    props = data["props"]
+    workers = [c for d, c, _a, _r in data["executors"] if not d]
+    if workers:
+        cores = max(1, sorted(workers)[len(workers) // 2])
+        executors = len(workers)
+        driver_cores = sparkconf.driver_cores(props)
+    else:  # local[N]: the driver runs the tasks
+        cores = max([c for d, c, _a, _r in data["executors"] if d] or [1]) or 1
+        executors = 1
+        driver_cores = 0
+    max_exec = (props.get("spark.dynamicAllocation.maxExecutors") or "").strip()
+    return RunFacts(
+        executors=executors,
+        cores=cores,
+        executor_gb=(
+            sparkconf.executor_memory_bytes(props) + sparkconf.executor_overhead_bytes(props)
+        )
+        / GIB,
+        driver_cores=driver_cores,
+        driver_gb=(sparkconf.driver_memory_bytes(props) + sparkconf.driver_overhead_bytes(props))
+        / GIB,
+        dynamic=(props.get("spark.dynamicAllocation.enabled") or "").strip().lower() == "true",
+        max_executors=int(max_exec) if max_exec.isdigit() else None,
+        input_bytes=int(data["input_bytes"]),
+        duration_ms=int(data["duration"]),
+    )
+
+
+def build(data: dict[str, Any]) -> tuple[AppRun, RunFacts]:
+    """The run as simulation input; WhatIfUnavailable names what is missing."""
+    if not data["completed"]:
+        raise WhatIfUnavailable("the application is still running: only finished runs are sized")
+    start, end = data["start"], data["end"]
+    if start is None or end is None:
+        raise WhatIfUnavailable("the application has no start or end time")
+    facts = facts_of(data)
+    stages = sorted(data["stages"])
+    failed = [s[0] for s in stages if s[2] == "FAILED"]
+    if failed:
+        shown = ", ".join(str(i) for i in failed[:5])
+        raise WhatIfUnavailable(
+            f"{len(failed)} failed stage attempt(s) (stage {shown}): a re-run's time is not"
+            " what this run shows"
+        )
+    ran = [s for s in stages if s[3] > 0 and s[2] == "COMPLETE"]
+    if not ran:
+        raise WhatIfUnavailable("no completed stage with tasks")
+    dists = data["dists"]
+    missing = [s for s in ran if not (dists.get((s[0], s[1])) or (None, None))[1]]
+    if missing:
+        raise WhatIfUnavailable(
+            f"{len(missing)} of {len(ran)} stages have no task-time distribution (a History"
+            " Server before Spark 3.4 without taskSummary, or an old fetch)"
+        )
+    timeline = None
+    if facts.dynamic:
+        timeline = [
+            (int(a if a is not None else start), int(r if r is not None else end))
+            for d, _c, a, r in data["executors"]
+            if not d
+        ]
+    slowest = data["slowest"]
+    out = []
+    for sid, att, _status, n, run_ms, sub, comp, input_bytes in ran:
+        quantiles, run_q, dur_q = dists[(sid, att)]
+        sub = int(sub if sub is not None else start)
+        comp = int(comp if comp is not None else end)
+        out.append(
+            StageRun(
+                stage_id=sid,
+                num_tasks=n,
+                run_time_ms=run_ms,
+                quantiles=quantiles,
+                run_q=run_q,
+                duration_q=dur_q or (),
+                slowest_ms=tuple(slowest.get((sid, att), ())),
+                submitted_ms=sub,
+                completed_ms=comp,
+                input_bytes=input_bytes,
+                observed_slots=_slots_at(timeline, sub, comp, facts.cores) if timeline else 0,
+            )
+        )
+    run = AppRun(
+        start_ms=int(start),
+        end_ms=int(end),
+        executors=facts.executors,
+        cores=facts.cores,
+        stages=tuple(out),
+        dynamic=facts.dynamic,
+    )
+    return run, facts
+
+
+def _slots_at(timeline: list[tuple[int, int]], sub: int, comp: int, cores: int) -> int:
+    """Slots alive at the middle of a stage, from the observed add/remove timeline."""
+    mid = (sub + comp) // 2
+    alive = sum(1 for add, rem in timeline if add <= mid < rem)
+    return max(1, alive) * max(1, cores)

@@ -1,0 +1,115 @@
+"""task_failures: failed task share and classified causes."""
+
+from __future__ import annotations
+
+import pytest
+
+from heuristics.builtin.failures import task_failures
+from heuristics.result import Severity
+from tests.heuristics.builders import make_app, make_stage, make_task, run
+
+P = task_failures.Params()
+
+
+@pytest.mark.parametrize(
+    ("message", "cause"),
+    [
+        ("java.lang.OutOfMemoryError: Java heap space", task_failures.OOM),
+        ("java.lang.OutOfMemoryError: GC overhead limit exceeded", task_failures.OOM),
+        (
+            "Container killed by YARN for exceeding memory limits. 5.5 GB of 5.5 GB",
+            task_failures.CONTAINER,
+        ),
+        ("ExecutorLostFailure ... exit code: 137", task_failures.CONTAINER),
+        ("Container exited with a non-zero exit code 143. Killed", task_failures.CONTAINER),
+        ("FetchFailed(BlockManagerId(1, host, 7337), shuffleId=0)", task_failures.FETCH),
+        (
+            "org.apache.spark.shuffle.MetadataFetchFailedException: "
+            "Missing an output location for shuffle 3",
+            task_failures.FETCH,
+        ),
+        ("ValueError: bad row 17", task_failures.OTHER),
+        ("Executor exited: EXITCODE=143 (reason)", task_failures.CONTAINER),
+        ("exit code 1437 while reading row 143x", task_failures.OTHER),
+        ("FetchFailed ... Caused by: java.lang.OutOfMemoryError", task_failures.OOM),
+        ("ExecutorLostFailure exit status: 137\nFetchFailed", task_failures.CONTAINER),
+        (None, task_failures.OTHER),
+    ],
+)
+def test_classify(message: str | None, cause: str) -> None:
+    assert task_failures.classify(message) == cause
+
+
+def rate_app(failed: int, complete: int) -> object:
+    stage = make_stage(num_failed_tasks=failed, num_complete_tasks=complete)
+    return make_app(stages=[stage])
+
+
+@pytest.mark.parametrize(
+    ("failed", "complete", "expected"),
+    [
+        (0, 1000, Severity.NONE),
+        (1, 999, Severity.LOW),  # any failure is a note
+        (20, 980, Severity.LOW),
+        (49, 951, Severity.LOW),
+        (50, 950, Severity.MODERATE),
+        (100, 900, Severity.SEVERE),
+        (199, 801, Severity.SEVERE),
+        (200, 800, Severity.CRITICAL),
+    ],
+)
+def test_severity_by_rate(failed: int, complete: int, expected: Severity) -> None:
+    result = run(task_failures, rate_app(failed, complete), P)
+    assert result.severity == expected
+    assert result.value == pytest.approx(failed / (failed + complete))
+
+
+def test_causes_in_details_and_advice() -> None:
+    tasks = [
+        make_task(
+            1,
+            status="FAILED",
+            executor_run_time_ms=60_000,
+            error_message="java.lang.OutOfMemoryError: Java heap space\n\tat foo",
+        ),
+        make_task(
+            2,
+            status="FAILED",
+            executor_run_time_ms=None,
+            duration_ms=30_000,
+            error_message="FetchFailed(null, shuffleId=1)",
+        ),
+        make_task(3, status="FAILED", executor_run_time_ms=0, error_message="OutOfMemoryError"),
+        make_task(4, status="SUCCESS", error_message=None),
+    ]
+    stage = make_stage(num_failed_tasks=15, num_complete_tasks=85)
+    result = run(task_failures, make_app(stages=[stage], tasks=tasks), P)
+    assert result.severity == Severity.SEVERE
+    assert (
+        result.title
+        == "15 of 100 task attempts failed (15.0%); causes: out of memory, fetch failure"
+    )
+    assert result.details is not None
+    assert [(r[0], r[1]) for r in result.details.rows] == [
+        ("out of memory", 2),
+        ("fetch failure", 1),
+    ]
+    # The whole message is kept; the page shows its root-cause line first.
+    assert result.details.rows[0][4] == "java.lang.OutOfMemoryError: Java heap space\n\tat foo"
+    assert task_failures.CAUSE_ADVICE[task_failures.OOM] in result.advice
+    assert task_failures.CAUSE_ADVICE[task_failures.FETCH] in result.advice
+    assert task_failures.CAUSE_ADVICE[task_failures.CONTAINER] not in result.advice
+    assert result.impact is not None
+    assert result.impact.core_hours == pytest.approx(90_000 / 3_600_000)
+
+
+@pytest.mark.parametrize(
+    ("stages", "title"),
+    [
+        ([], "No stages recorded"),
+        ([make_stage(num_complete_tasks=0)], "No finished tasks recorded"),
+    ],
+)
+def test_missing_data(stages: list, title: str) -> None:
+    result = run(task_failures, make_app(stages=stages), P)
+    assert (result.severity, result.title) == (Severity.NONE, title)

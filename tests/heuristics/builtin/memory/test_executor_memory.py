@@ -1,0 +1,106 @@
+"""executor_memory: peak JVM memory vs configured memory, in both directions."""
+
+from __future__ import annotations
+
+import pytest
+
+from heuristics.builtin.memory import executor_memory
+from heuristics.result import Severity
+from tests.heuristics.builders import GIB, MIB, make_app, make_driver, make_executor, run
+
+P = executor_memory.Params()
+CONFIGURED = 10_000 * MIB  # every tested ratio gives a whole number of bytes
+
+
+def memory_app(ratio: float, offheap_share: float = 0.25) -> object:
+    peak = round(CONFIGURED * ratio)
+    offheap = round(peak * offheap_share)
+    execs = [
+        make_driver(peak_jvm_heap_bytes=GIB, peak_jvm_offheap_bytes=0),
+        make_executor("1", peak_jvm_heap_bytes=peak - offheap, peak_jvm_offheap_bytes=offheap),
+        make_executor("2", peak_jvm_heap_bytes=100 * MIB, peak_jvm_offheap_bytes=None),
+    ]
+    return make_app(
+        executors=execs,
+        props={"spark.executor.memory": "9000m", "spark.executor.memoryOverhead": "1000m"},
+    )
+
+
+@pytest.mark.parametrize(
+    ("ratio", "expected"),
+    [
+        (0.79, Severity.NONE),
+        (0.8, Severity.LOW),
+        (0.9, Severity.MODERATE),
+        (0.9499, Severity.MODERATE),
+        (0.95, Severity.SEVERE),
+        (1.0, Severity.CRITICAL),
+        (1.3, Severity.CRITICAL),
+        # over-provisioned (descending)
+        (0.51, Severity.NONE),
+        (0.5, Severity.LOW),
+        (0.35, Severity.MODERATE),
+        (0.2, Severity.SEVERE),
+        (0.1, Severity.CRITICAL),
+    ],
+)
+def test_severity_both_directions(ratio: float, expected: Severity) -> None:
+    result = run(executor_memory, memory_app(ratio), P)
+    assert result.severity == expected
+    assert result.value == pytest.approx(ratio, rel=1e-6)
+
+
+def test_near_limit_title_and_advice() -> None:
+    result = run(executor_memory, memory_app(0.95), P)
+    assert result.title.endswith("near the limit")
+    assert "Raise spark.executor.memory" in result.advice
+
+
+def test_over_provisioned_suggests_a_size() -> None:
+    result = run(executor_memory, memory_app(0.2), P)  # peak 2000 MiB x 1.25 -> 2560 MiB
+    assert "over-provisioned, suggest 2.5 GiB" in result.title
+    assert result.impact is not None and result.impact.core_hours is None
+    assert "GiB-hours" in result.impact.formula
+
+
+@pytest.mark.parametrize(
+    ("peak", "suggested"),
+    [(1, 512 * MIB), (400 * MIB, 512 * MIB), (410 * MIB, 1024 * MIB), (4 * GIB, 5 * GIB)],
+)
+def test_suggested_size_rounds_up_to_512_mib(peak: int, suggested: int) -> None:
+    assert executor_memory.suggested_memory_bytes(peak) == suggested
+
+
+def test_small_configured_memory_is_not_called_wasteful() -> None:
+    execs = [make_executor("1", peak_jvm_heap_bytes=100 * MIB, peak_jvm_offheap_bytes=0)]
+    result = run(
+        executor_memory, make_app(executors=execs, props={"spark.executor.memory": "2g"}), P
+    )
+    assert result.severity == Severity.NONE
+
+
+def test_local_mode_uses_driver_memory() -> None:
+    driver = make_driver(peak_jvm_heap_bytes=2335 * MIB, peak_jvm_offheap_bytes=0)
+    props = {
+        "spark.master": "local[2]",
+        "spark.driver.memory": "2g",
+        "spark.executor.memory": "120g",
+    }
+    result = run(executor_memory, make_app(executors=[driver], props=props), P)
+    assert result.severity == Severity.SEVERE
+    assert "spark.driver.memory" in result.title
+
+
+def test_default_executor_memory_is_1g() -> None:
+    execs = [make_executor("1", peak_jvm_heap_bytes=GIB, peak_jvm_offheap_bytes=0)]
+    app = make_app(executors=execs)
+    app = type(app)(**{**app.__dict__, "spark_properties": {"spark.master": "yarn"}})
+    # 1g heap + 384 MiB default overhead
+    assert run(executor_memory, app, P).value == pytest.approx(1024 / 1408)
+
+
+@pytest.mark.parametrize("heap", [None, 0])
+def test_missing_peak_metrics(heap: int | None) -> None:
+    execs = [make_executor("1", peak_jvm_heap_bytes=heap, peak_jvm_offheap_bytes=0)]
+    result = run(executor_memory, make_app(executors=execs), P)
+    assert (result.severity, result.title) == (Severity.NONE, "No peak memory metrics")

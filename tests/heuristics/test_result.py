@@ -1,0 +1,152 @@
+"""Thresholds, results and helpers of heuristics.result and heuristics.stats."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from heuristics.result import (
+    DESCENDING,
+    Details,
+    HeuristicResult,
+    Impact,
+    Severity,
+    Thresholds,
+    app_severity,
+)
+from heuristics.stats import approximate_task_values, fmt_bytes, fmt_ms, quantile_value
+from tests.heuristics.builders import curve, make_distribution
+
+ASC = Thresholds(2, 4, 8, 16)
+DESC = Thresholds(0.5, 0.4, 0.3, 0.1, DESCENDING)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (1.99, Severity.NONE),
+        (2, Severity.LOW),
+        (3.99, Severity.LOW),
+        (4, Severity.MODERATE),
+        (7.99, Severity.MODERATE),
+        (8, Severity.SEVERE),
+        (15.99, Severity.SEVERE),
+        (16, Severity.CRITICAL),
+        (math.inf, Severity.CRITICAL),
+        (None, Severity.NONE),
+        (math.nan, Severity.NONE),
+    ],
+)
+def test_ascending_severity(value: float | None, expected: Severity) -> None:
+    assert ASC.severity_of(value) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (0.51, Severity.NONE),
+        (0.5, Severity.LOW),
+        (0.41, Severity.LOW),
+        (0.4, Severity.MODERATE),
+        (0.3, Severity.SEVERE),
+        (0.11, Severity.SEVERE),
+        (0.1, Severity.CRITICAL),
+        (0.0, Severity.CRITICAL),
+    ],
+)
+def test_descending_severity(value: float, expected: Severity) -> None:
+    assert DESC.severity_of(value) == expected
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((2, 1, 8, 16), "moderate"),
+        ((2, 4, 8, 7), "critical"),
+        ((0.5, 0.6, 0.3, 0.1, DESCENDING), "moderate"),
+        ((1, 2, 3, 4, "sideways"), "direction"),
+        ((1, 2, math.nan, 4), "severe"),
+    ],
+)
+def test_thresholds_reject_bad_order(args: tuple, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        Thresholds(*args)
+
+
+def test_equal_levels_are_allowed_and_ints_become_floats() -> None:
+    t = Thresholds(1, 1, 2, 2)
+    assert t.severity_of(1) == Severity.MODERATE
+    assert t.to_dict() == {
+        "low": 1.0,
+        "moderate": 1.0,
+        "severe": 2.0,
+        "critical": 2.0,
+        "direction": "ascending",
+    }
+
+
+def test_result_round_trips_through_json() -> None:
+    result = HeuristicResult(
+        name="x",
+        severity=Severity.SEVERE,
+        value=3.5,
+        title="t",
+        thresholds={"ratio": ASC.to_dict(), "min_ms": 10},
+        details=Details(("stage", "ratio"), ((1, 2.5), (2, None))),
+        advice="do this",
+        impact=Impact(1.0, 0.5, "f"),
+    )
+    stored = json.loads(json.dumps(result.to_dict()))
+    assert HeuristicResult.from_dict(stored) == result
+
+
+def test_infinite_values_are_stored_as_null() -> None:
+    result = HeuristicResult(
+        "x", Severity.LOW, math.inf, "t", {}, Details(("r",), ((math.inf,),)), "", None
+    )
+    stored = json.loads(json.dumps(result.to_dict(), allow_nan=False))
+    assert stored["value"] is None
+    assert stored["details"]["rows"] == [[None]]
+
+
+def test_app_severity_is_the_max() -> None:
+    def r(sev: Severity) -> HeuristicResult:
+        return HeuristicResult("x", sev, None, "", {}, None, "", None)
+
+    assert app_severity([]) == Severity.NONE
+    assert app_severity([r(Severity.LOW), r(Severity.SEVERE), r(Severity.NONE)]) == Severity.SEVERE
+
+
+def test_quantile_interpolation_and_reconstruction() -> None:
+    dist = make_distribution({"x": curve(0, 100, 1000)})
+    assert quantile_value(dist, "x", 0.5) == 100
+    assert quantile_value(dist, "x", 0.25) == pytest.approx(50)
+    assert quantile_value(dist, "x", 1.0) == 1000
+    assert quantile_value(dist, "missing", 0.5) is None
+    values = approximate_task_values(dist, "x", 41)
+    assert len(values) == 41 and values[0] == 0 and values[20] == 100 and values[-1] == 1000
+
+
+@pytest.mark.parametrize(
+    ("ms", "text"), [(850, "850 ms"), (5100, "5.1 s"), (42_000, "42 s"), (192_000, "3.2 min")]
+)
+def test_fmt_ms(ms: float, text: str) -> None:
+    assert fmt_ms(ms) == text
+
+
+def test_fmt_bytes() -> None:
+    assert fmt_bytes(512) == "512 B"
+    assert fmt_bytes(3 * 1024**3) == "3.0 GiB"
+
+
+def test_threshold_levels_are_the_severity_names_and_the_thresholds_fields() -> None:
+    import dataclasses
+
+    from heuristics.result import LEVELS, Thresholds
+
+    assert LEVELS == ("low", "moderate", "severe", "critical")
+    fields = [f.name for f in dataclasses.fields(Thresholds) if f.name != "direction"]
+    assert list(LEVELS) == fields
+    assert [Severity[level.upper()] for level in LEVELS] == sorted(Severity)[1:]

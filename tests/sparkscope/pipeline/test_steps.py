@@ -1,0 +1,172 @@
+"""The post-load pipeline and its ledger: what a load queues, what `complete` does with it, and
+that work left undone by a run (killed after its loads, or failed) is finished by a later one."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from fetcher.job import run_server
+from fetcher.options import FetchOptions
+from fetcher.shs.client import is_local_source
+from sparkscope.cli.fetch import server_for_url
+from sparkscope.cli.main import cli
+from sparkscope.config.loader import FetcherConfig
+from sparkscope.db import make_engine, make_sessionmaker
+from sparkscope.models.pipeline import PipelinePending
+from sparkscope.models.predictions import RecurringForecast, RunPrediction
+from sparkscope.models.whatif import WhatIfCluster, WhatIfModel
+from sparkscope.pipeline.steps import QUEUED, Pipeline, QueuedStep
+from tests.conftest import create_pg_database, drop_pg_database
+
+ROOT = Path(__file__).resolve().parents[3]
+CORPUS = ROOT / "demo" / "scaling-events"  # 36 runs of 3 applications at several sizes
+FCFG = FetcherConfig(retries=0, backoff_factor_s=0)
+
+
+@pytest.fixture
+def db_url(pg_server_url: str, pg_template: str) -> Iterator[str]:
+    url = create_pg_database(pg_server_url, template=pg_template)
+    yield url
+    drop_pg_database(pg_server_url, url)
+
+
+def factory_for(url: str) -> sessionmaker[Session]:
+    return make_sessionmaker(make_engine(url))
+
+
+def derived(factory: sessionmaker[Session]) -> dict[str, Any]:
+    """The derived tables, minus what only says when they were computed."""
+    with factory() as s:
+        return {
+            "models": sorted(
+                (m.name, m.n_train, m.model, m.contention, m.startup_per_executor_ms)
+                for m in s.scalars(select(WhatIfModel))
+            ),
+            "prior": sorted((c.n_keys, c.model) for c in s.scalars(select(WhatIfCluster))),
+            "predictions": sorted(
+                (p.key, p.start_time_ms, p.expected_ms, p.low_ms, p.high_ms, p.verdict)
+                for p in s.scalars(select(RunPrediction))
+            ),
+            "forecasts": sorted(
+                (f.key, f.n_runs, f.expected_ms) for f in s.scalars(select(RecurringForecast))
+            ),
+        }
+
+
+def pending(factory: sessionmaker[Session]) -> list[tuple[str, str, int]]:
+    with factory() as s:
+        return sorted((p.step, p.subject, p.attempts) for p in s.scalars(select(PipelinePending)))
+
+
+def load_only(url: str, pipeline: Pipeline) -> None:
+    """A fetch whose loads all committed and which was killed before `complete`."""
+    server = server_for_url(str(CORPUS))
+    assert is_local_source(server.url)
+    result = run_server(factory_for(url), server, FCFG, FetchOptions(), pipeline=pipeline)
+    assert result.loaded == 36 and not result.failed
+
+
+def test_loads_queue_the_keys_and_complete_takes_them_off(db_url: str) -> None:
+    pipeline = Pipeline()
+    load_only(db_url, pipeline)
+    factory = factory_for(db_url)
+    queued = pending(factory)
+    assert ("predictions", "", 0) in queued
+    whatif_keys = [subject for step, subject, _ in queued if step == "whatif"]
+    assert len(whatif_keys) == 3  # one per recurring application, however many runs it has
+    assert derived(factory)["models"] == []  # nothing derived beyond the applications yet
+
+    done = pipeline.complete(factory)
+    assert done.done == {"predictions": 1, "whatif": 3} and done.failed == []
+    assert pending(factory) == []
+    after = derived(factory)
+    assert len(after["models"]) == 3 and len(after["prior"]) == 1
+    assert len(after["predictions"]) == 36
+    assert pipeline.complete(factory).done == {}  # nothing left to do
+
+
+def test_a_fetch_killed_after_its_loads_is_completed_by_the_next_run(
+    db_url: str, pg_server_url: str, pg_template: str
+) -> None:
+    """The next `sparkscope fetch` skips every stored application and still finishes the
+    derived work: the database ends equal to one uninterrupted fetch, derived tables included."""
+    load_only(db_url, Pipeline())
+    again = CliRunner().invoke(
+        cli, ["fetch", "--url", str(CORPUS)], env={"SPARKSCOPE_DATABASE_URL": db_url}
+    )
+    assert again.exit_code == 0, again.output
+    assert "loaded 0" in again.output
+    clean = create_pg_database(pg_server_url, template=pg_template)
+    try:
+        once = CliRunner().invoke(
+            cli, ["fetch", "--url", str(CORPUS)], env={"SPARKSCOPE_DATABASE_URL": clean}
+        )
+        assert once.exit_code == 0, once.output
+        assert derived(factory_for(db_url)) == derived(factory_for(clean))
+    finally:
+        drop_pg_database(pg_server_url, clean)
+    assert pending(factory_for(db_url)) == []
+
+
+def test_analyze_also_completes_what_a_run_left_undone(db_url: str) -> None:
+    load_only(db_url, Pipeline())
+    out = CliRunner().invoke(
+        cli, ["analyze", "--workers", "1"], env={"SPARKSCOPE_DATABASE_URL": db_url}
+    )
+    assert out.exit_code == 0, out.output
+    assert len(derived(factory_for(db_url))["models"]) == 3
+    assert pending(factory_for(db_url)) == []
+
+
+def _flaky(fails: list[int]) -> QueuedStep:
+    """A step that fails as long as ``fails`` holds a count above zero."""
+
+    def run(p: Pipeline, session: Session, server_id: int, subjects: Sequence[str]) -> None:
+        if fails[0] > 0:
+            fails[0] -= 1
+            raise OSError(28, "No space left on device")
+
+    return QueuedStep("flaky", run, lambda p, name: "")
+
+
+def test_a_failed_step_stays_queued_with_its_error_and_is_retried(db_url: str) -> None:
+    fails = [2]
+    pipeline = Pipeline(queued=(*QUEUED, _flaky(fails)))
+    load_only(db_url, pipeline)
+    factory = factory_for(db_url)
+    first = pipeline.complete(factory)
+    assert [f[0] for f in first.failed] == ["flaky"]
+    assert "No space left on device" in first.failed[0][2]
+    assert first.done == {"predictions": 1, "whatif": 3}  # the others are not held up
+    assert pending(factory) == [("flaky", "", 1)]
+    with factory() as s:
+        row = s.scalars(select(PipelinePending)).one()
+        assert row.last_error is not None and "OSError" in row.last_error
+    pipeline.complete(factory)
+    assert pending(factory) == [("flaky", "", 2)]
+    assert pipeline.complete(factory).done == {"flaky": 1}
+    assert pending(factory) == []
+
+
+def test_upgrading_queues_every_server_once(db_url: str) -> None:
+    """Migration 0010 queues both steps for every server that has applications, so a database
+    damaged by an earlier version's killed fetch is repaired by the first run after upgrading."""
+    from sparkscope import migrate
+
+    load_only(db_url, Pipeline())
+    factory = factory_for(db_url)
+    Pipeline().complete(factory)
+    migrate.downgrade(db_url, "0009")
+    migrate.upgrade(db_url)
+    assert pending(factory) == [("predictions", "", 0), ("whatif", "", 0)]
+    with factory() as s:
+        assert s.scalar(select(func.count()).select_from(WhatIfModel)) == 3
+    Pipeline().complete(factory)
+    assert len(derived(factory)["models"]) == 3

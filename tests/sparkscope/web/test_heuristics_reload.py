@@ -1,0 +1,74 @@
+"""Editing heuristics.yaml changes the application page at the next load; a bad edit shows a banner."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+from sqlalchemy.orm import Session
+
+from sparkscope.config.loader import BUNDLED_CONFIG_DIR
+from sparkscope.db import make_engine
+from tests.sparkscope.web import builders as b
+from tests.sparkscope.web.conftest import make_app
+
+
+@pytest.fixture
+def heuristics_file(tmp_path: Path) -> Iterator[Path]:
+    path = tmp_path / "heuristics.yaml"
+    path.write_text((BUNDLED_CONFIG_DIR / "heuristics.yaml").read_text())
+    yield path
+
+
+def _gc_severity(html: str) -> str:
+    match = re.search(r'id="finding-executor_gc">\s*<header>\s*<span class="badge sev-(\w+)"', html)
+    assert match is not None
+    return match.group(1)
+
+
+def test_yaml_edit_rescores_and_bad_edit_shows_banner(
+    fresh_pg_url: str, heuristics_file: Path
+) -> None:
+    engine = make_engine(fresh_pg_url)
+    with Session(engine) as session:
+        srv = b.server(session)
+        # 2 executors x 40 min of task time with 5% GC: above the 30 min gate, below the 8% low bound.
+        b.application(session, srv, "app-gc", duration_ms=60 * 60_000)
+        session.commit()
+    engine.dispose()
+    app = make_app(fresh_pg_url, HEURISTICS_PATH=str(heuristics_file))
+    client = app.test_client()
+
+    first = client.get("/apps/app-gc").get_data(as_text=True)
+    assert _gc_severity(first) == "none"
+    assert 'id="config-error"' not in first
+
+    config = yaml.safe_load(heuristics_file.read_text()) or {}  # the shipped file: overrides only
+    config.setdefault("executor_gc", {})["gc_ratio"] = {
+        "low": 0.01,
+        "moderate": 0.02,
+        "severe": 0.03,
+        "critical": 0.04,
+    }
+    heuristics_file.write_text(yaml.safe_dump(config))
+    second = client.get("/apps/app-gc").get_data(as_text=True)
+    assert _gc_severity(second) == "critical"
+    assert client.get("/api/apps/app-gc").get_json()["worst_severity"] == "critical"
+
+    config["executor_gc"]["gc_ratio"] = {
+        "low": 0.5,
+        "moderate": 0.02,
+        "severe": 0.03,
+        "critical": 0.04,
+    }
+    heuristics_file.write_text(yaml.safe_dump(config) + "\n# broken on purpose\n")
+    third = client.get("/apps/app-gc")
+    assert third.status_code == 200
+    html = third.get_data(as_text=True)
+    assert 'id="config-error"' in html and "executor_gc.gc_ratio.moderate" in html
+    # The last valid config stays in force.
+    assert _gc_severity(html) == "critical"
+    app.extensions["sparkscope.engine"].dispose()
