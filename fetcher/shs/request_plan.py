@@ -1,6 +1,6 @@
 """The requests for one application, back to back in one worker, parsed into a bundle of rows.
 
-The plan (README "Request plan"): environment, every executor, jobs, stage attempts with their
+The plan (docs/fetcher.md, "Request plan"): environment, every executor, jobs, stage attempts with their
 21-point task distributions in one call (Spark >= 3.4; each stage's task summary on older
 servers), the slowest tasks of the longest stages and of every big stage whose quantiles cannot
 pin its tasks, and the failed tasks of each stage that had some.

@@ -3,7 +3,7 @@
 Pure functions over `heuristics.appdata.AppData` (no DB, no Flask), so the fetcher, analysis and the web
 views all get the same figures. Every figure comes with a one-line formula for the UI.
 
-Decisions (also in the README, "Resource accounting"):
+Decisions (also in docs/resources.md):
 
 - Used core time is the sum of the stages' executorRunTime, the SHS's own stage totals, which equal
   the sum of the tasks' run times. Executors' totalDuration is not used: on the recorded Spark 4.0.1

@@ -1,4 +1,4 @@
-"""Every configuration key with its default and help: the table the README documents
+"""Every configuration key with its default and help: the table docs/configuration.md documents
 (tests/test_docs.py checks that each key appears there). Parsing lives in sparkscope.config.loader."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from sparkscope.config.loader import (
 
 @dataclass(frozen=True)
 class Setting:
-    """One configuration key: dotted name, default, and the help shown in the README."""
+    """One configuration key: dotted name, default, and the help shown in docs/configuration.md."""
 
     name: str
     default: Any
