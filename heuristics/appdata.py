@@ -6,9 +6,12 @@ which matters when re-scoring thousands of applications (see sparkscope.analysis
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
+
+from heuristics.sparkconf import SparkConf
 
 
 class TaskDistribution(NamedTuple):
@@ -154,3 +157,9 @@ class AppData:
     jobs: tuple[JobSummary, ...]
     stages: tuple[StageSummary, ...]
     tasks: tuple[TaskSummary, ...]  # the stored attempts INPUT_TASKS selects
+
+    @functools.cached_property
+    def conf(self) -> SparkConf:
+        """The configuration figures of ``spark_properties`` (memory, overhead, cores, local
+        mode), parsed once for every reader."""
+        return SparkConf.of(self.spark_properties)

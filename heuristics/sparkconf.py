@@ -1,13 +1,15 @@
 """Spark configuration values with Spark's own parsing rules and defaults (Spark 3.x/4.x).
 
-Not a heuristic (the `config` heuristic is :mod:`heuristics.builtin.config_review`): helpers shared by the
-heuristics and by sparkscope.accounting.resources.
+Not a heuristic (the `config` heuristic is :mod:`heuristics.builtin.config_review`): the rules
+shared by the heuristics, the resource accounting and the what-if. :class:`SparkConf` holds the
+figures of one application parsed once (``AppData.conf``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -154,3 +156,42 @@ def get_bool(props: Mapping[str, str], key: str, default: bool) -> bool:
     if raw is None:
         return default
     return raw.strip().lower() == "true"
+
+
+@dataclass(frozen=True)
+class SparkConf:
+    """The figures of one application's Spark configuration that several consumers read (the
+    resource accounting, the heuristics, the what-if), parsed once with the rules above."""
+
+    local: bool
+    executor_memory_bytes: int
+    executor_overhead_bytes: int
+    driver_memory_bytes: int
+    driver_overhead_bytes: int
+    executor_cores: int | None
+    driver_cores: int
+
+    @classmethod
+    def of(cls, props: Mapping[str, str]) -> SparkConf:
+        """Parse the figures of ``props`` (an application's Spark properties)."""
+        executor_memory = executor_memory_bytes(props)
+        driver_memory = driver_memory_bytes(props)
+        return cls(
+            local=is_local_mode(props),
+            executor_memory_bytes=executor_memory,
+            executor_overhead_bytes=_overhead(
+                props,
+                "spark.executor.memoryOverhead",
+                "spark.executor.memoryOverheadFactor",
+                executor_memory,
+            ),
+            driver_memory_bytes=driver_memory,
+            driver_overhead_bytes=_overhead(
+                props,
+                "spark.driver.memoryOverhead",
+                "spark.driver.memoryOverheadFactor",
+                driver_memory,
+            ),
+            executor_cores=executor_cores(props),
+            driver_cores=driver_cores(props),
+        )

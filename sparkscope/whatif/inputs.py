@@ -128,11 +128,12 @@ def decode(blob: bytes) -> dict[str, Any]:
 
 def facts_of(data: dict[str, Any]) -> RunFacts:
     props = data["props"]
+    conf = sparkconf.SparkConf.of(props)
     workers = [c for d, c, _a, _r in data["executors"] if not d]
     if workers:
         cores = max(1, sorted(workers)[len(workers) // 2])
         executors = len(workers)
-        driver_cores = sparkconf.driver_cores(props)
+        driver_cores = conf.driver_cores
     else:  # local[N]: the driver runs the tasks
         cores = max([c for d, c, _a, _r in data["executors"] if d] or [1]) or 1
         executors = 1
@@ -141,13 +142,9 @@ def facts_of(data: dict[str, Any]) -> RunFacts:
     return RunFacts(
         executors=executors,
         cores=cores,
-        executor_gb=(
-            sparkconf.executor_memory_bytes(props) + sparkconf.executor_overhead_bytes(props)
-        )
-        / GIB,
+        executor_gb=(conf.executor_memory_bytes + conf.executor_overhead_bytes) / GIB,
         driver_cores=driver_cores,
-        driver_gb=(sparkconf.driver_memory_bytes(props) + sparkconf.driver_overhead_bytes(props))
-        / GIB,
+        driver_gb=(conf.driver_memory_bytes + conf.driver_overhead_bytes) / GIB,
         dynamic=(props.get("spark.dynamicAllocation.enabled") or "").strip().lower() == "true",
         max_executors=int(max_exec) if max_exec.isdigit() else None,
         input_bytes=int(data["input_bytes"]),

@@ -73,3 +73,26 @@ def test_is_local_mode() -> None:
     assert is_local_mode({"spark.master": "local[4,2]"})
     # local-cluster runs real executor JVMs: not local mode.
     assert not is_local_mode({"spark.master": "local-cluster[2,1,1024]"})
+
+
+def test_the_parsed_figures_equal_the_rules_and_are_parsed_once() -> None:
+    from heuristics.sparkconf import SparkConf
+    from tests.heuristics.builders import make_app
+
+    props = {
+        "spark.master": "yarn",
+        "spark.executor.memory": "6g",
+        "spark.executor.memoryOverheadFactor": "0.2",
+        "spark.driver.memory": "2g",
+        "spark.driver.memoryOverhead": "1g",
+        "spark.executor.cores": "4",
+        "spark.driver.cores": "2",
+    }
+    conf = SparkConf.of(props)
+    assert conf.local is False
+    assert conf.executor_memory_bytes == executor_memory_bytes(props) == 6 * GIB
+    assert conf.executor_overhead_bytes == executor_overhead_bytes(props) == int(0.2 * 6 * GIB)
+    assert conf.driver_memory_bytes == 2 * GIB and conf.driver_overhead_bytes == GIB
+    assert conf.executor_cores == 4 and conf.driver_cores == 2
+    app = make_app(props=props)
+    assert app.conf == conf and app.conf is app.conf  # computed once per application
