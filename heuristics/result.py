@@ -317,7 +317,7 @@ class Outcome:
         cost_cap: Severity | None = None,
     ) -> HeuristicResult:
         """The stored result, enforcing the rules: the severity is the pattern's capped by
-        ``cost_cap`` (None: no cap); advice, settings and impact only above NONE."""
+        ``cost_cap`` (None: no cap); advice, settings, impact and stages only above NONE."""
         pattern = Severity(self.severity)
         cap = None if cost_cap is None or not self.cost_capped else Severity(cost_cap)
         severity = pattern if cap is None else min(pattern, cap)
@@ -334,7 +334,7 @@ class Outcome:
             pattern_severity=pattern,
             cost_cap=cap if pattern > Severity.NONE else None,
             conf=tuple((str(k), str(v)) for k, v in self.conf) if reported else (),
-            stages=tuple((int(s), int(a)) for s, a in self.stages),
+            stages=tuple((int(s), int(a)) for s, a in self.stages) if reported else (),
         )
 
 
@@ -354,7 +354,7 @@ def make_result(
     the next run (ordered (key, value) pairs; empty when no setting is the fix), ``stages`` the
     (stage id, attempt id) pairs the finding is about, worst first. The registry adds name and
     thresholds, caps the severity by the cost in ``impact`` (unless ``cost_capped`` is False),
-    and drops advice, settings and impact at NONE."""
+    and drops advice, settings, impact and stages at NONE."""
     return Outcome(
         severity=severity,
         value=value,

@@ -160,6 +160,12 @@ def execution_memory_per_task(app: AppData, heap_bytes: int, cores: int) -> floa
     return usable / max(1, cores)
 
 
+def round_up_512_mib(num_bytes: float) -> int:
+    """A JVM size rounded up to a multiple of 512 MiB (at least 512 MiB)."""
+    step = 512 * MIB
+    return max(1, math.ceil(num_bytes / step)) * step
+
+
 def fmt_memory_setting(num_bytes: float) -> str:
     """A JVM memory value as Spark takes it: whole GiB as "6g", else MiB as "4608m"."""
     value = max(MIB, int(num_bytes))

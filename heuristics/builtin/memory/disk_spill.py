@@ -23,9 +23,8 @@ columns you need first.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import math
+from dataclasses import dataclass
 
 from heuristics.appdata import AppData, StageSummary
 from heuristics.params import param
