@@ -248,6 +248,8 @@ def cost_text(impact: Impact | None) -> str:
 
 
 def _fmt_seconds(seconds: float) -> str:
+    if seconds <= 0:
+        return "0 s"
     if seconds < 1:
         return f"{seconds * 1000:.0f} ms"
     if seconds < 60:

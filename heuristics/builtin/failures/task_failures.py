@@ -139,16 +139,24 @@ def evaluate(app: AppData, params: Params) -> Outcome:
     if causes:
         title += f"; causes: {', '.join(causes)}"
     advice = " ".join(CAUSE_ADVICE[c] for c in causes) or CAUSE_ADVICE[OTHER]
-    run_ms = sum(
+    stored_ms = sum(
         t.executor_run_time_ms if t.executor_run_time_ms is not None else (t.duration_ms or 0)
         for t in failed_rows
     )
+    # Not every failed attempt is stored: each stage's failed attempts at its mean attempt time.
+    estimated_ms = sum(
+        s.num_failed_tasks * s.executor_run_time_ms / (s.num_failed_tasks + s.num_complete_tasks)
+        for s in app.stages
+        if s.num_failed_tasks > 0
+    )
+    run_ms = max(stored_ms, estimated_ms)
     impact = Impact(
         wall_seconds=None,
         core_hours=run_ms / 3_600_000,
         formula=(
-            "core-hours = Σ run time of the stored failed task attempts (a lower bound; "
-            "retries overlap other work, so wall time is not estimated)"
+            "core-hours = run time of the failed task attempts: the stored ones' own, or each "
+            "stage's failed attempts × its mean attempt time when that is more (retries "
+            "overlap other work, so wall time is not estimated)"
         ),
     )
     details = Details(
