@@ -78,7 +78,7 @@ def test_findings_are_reused_for_an_unchanged_config_and_redone_in_memory_for_a_
             == stamp
         )
     edited = tmp_path / "h.yaml"
-    edited.write_text("task_granularity:\n  min_tasks_for_tiny: 5000\n")
+    edited.write_text("task_granularity:\n  target_task_ms: 5000\n")
     other = load_heuristics(str(edited))
     with factory() as session:
         redone = ensure_analyzed(session, pk, other)
@@ -297,7 +297,7 @@ def test_rescore_rewrites_only_the_documents_that_change(factory, tmp_path: Path
     analyze_all(factory, registry, force=True)
     assert stamps() == before  # same config, same results: nothing rewritten
     edited = tmp_path / "h.yaml"
-    edited.write_text("task_granularity:\n  min_tasks_for_tiny: 5000\n")
+    edited.write_text("task_granularity:\n  target_task_ms: 5000\n")
     other = load_heuristics(str(edited))
     analyze_all(factory, other)
     after = stamps()
