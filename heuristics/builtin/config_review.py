@@ -38,6 +38,7 @@ where one is clear (the Kryo serializer, shuffle tracking on, executor cores).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from heuristics.appdata import AppData
@@ -257,7 +258,9 @@ def evaluate(app: AppData, params: Params) -> Outcome:
     return _outcome(smells, local)
 
 
-def _dynamic_allocation(props, params, add, takes_effect: bool) -> None:  # type: ignore[no-untyped-def]
+def _dynamic_allocation(
+    props: Mapping[str, str], params: Params, add: Callable[..., None], takes_effect: bool
+) -> None:
     """The smells of dynamic allocation (enabled); ``takes_effect`` is False in local mode."""
     tracking = get_bool(props, "spark.dynamicAllocation.shuffleTracking.enabled", True)
     service = get_bool(props, "spark.shuffle.service.enabled", False)

@@ -189,8 +189,8 @@ def _fix(
     cores = slots if local else (executor_cores(props) or 1)
     setting = "spark.driver.memory" if local else "spark.executor.memory"
     per_task_memory = max(1.0, execution_memory_per_task(app, heap, cores))
-    groups = []
-    sentences = []
+    groups: list[tuple[Setting, ...]] = []
+    sentences: list[str] = []
     for _, stage in sorted(flagged, key=lambda f: f[0], reverse=True):
         spill_per_task = stage.memory_bytes_spilled / max(1, stage.num_tasks)
         partitions = math.ceil(stage.num_tasks * (1 + spill_per_task / per_task_memory))

@@ -50,7 +50,10 @@ def test_state_reloads_on_edit_and_keeps_last_valid_config(tmp_path: Path) -> No
 # A threshold over 64 bits, one that is not finite, and a file that is not UTF-8: each is a
 # config error with the file (and key path), never a crash later.
 BAD_FILES = [
-    (b"disk_spill:\n  disk_throughput_bytes_per_s: 18446744073709551616\n", "disk_spill.disk_throughput"),
+    (
+        b"disk_spill:\n  disk_throughput_bytes_per_s: 18446744073709551616\n",
+        "disk_spill.disk_throughput",
+    ),
     (b"stage_skew:\n  task_time_ratio: {critical: 1e400}\n", "stage_skew.task_time_ratio.critical"),
     (b"disk_spill:\n  disk_throughput_bytes_per_s: -9223372036854775809\n", "disk_spill.disk_thr"),
     (b"# caf\xe9 au lait\nstage_skew:\n  data_skew_bytes_ratio: 1\n", "not valid UTF-8"),
