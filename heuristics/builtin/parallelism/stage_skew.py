@@ -14,16 +14,20 @@ takes as long as the worst task, and the cores reserved for the application are 
 median task, the data is skewed (a few keys or files hold most of the rows). When bytes are
 even but time is not, the skew is in the computation (expensive rows, a slow host, GC).
 
-**How to fix.** The finding says why adaptive query execution (AQE) did not split the skewed
-partition and which settings would let it: AQE off, skew-join handling off (it is on by default
-since Spark 3.0, AQE itself since 3.2), the partition below
-`spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes` (256 MiB by default) or not above
-`skewedPartitionFactor` (5) times the median, or smaller than two pieces of
-`spark.sql.adaptive.advisoryPartitionSizeInBytes` (64 MiB). AQE splits skewed partitions of
-sort-merge joins only: for an aggregation, RDD code or input skew no setting is the fix; salt the
-hot key (append a random suffix and aggregate twice), repartition on a better key, or rewrite the
-input in evenly sized files. Compute skew: look for expensive per-row work on specific keys, and
-check whether the slow tasks ran on one host (`spark.speculation=true` can hide a bad node).
+**How to fix.**
+- Shuffle data skew in a DataFrame/SQL join: the finding says why adaptive query execution (AQE)
+  did not split the skewed partition and which settings would let it: AQE off, skew-join
+  handling off (on by default since Spark 3.0, AQE itself since 3.2), the partition below
+  `spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes` (256 MiB by default) or not above
+  `skewedPartitionFactor` (5) times the median, or smaller than two pieces of
+  `spark.sql.adaptive.advisoryPartitionSizeInBytes` (64 MiB), the size AQE cuts it into.
+- AQE splits skewed partitions of sort-merge joins only: for an aggregation or RDD code no
+  setting is the fix. Salt the hot key (append a random suffix and aggregate twice), or
+  repartition on a better-distributed key.
+- Input skew (uneven or unsplittable files): repartition after reading, or rewrite the input in
+  evenly sized, splittable files.
+- Compute skew: look for expensive per-row work on specific keys, and check whether the slow
+  tasks ran on one host (`spark.speculation=true` can hide a bad node).
 """
 
 from __future__ import annotations

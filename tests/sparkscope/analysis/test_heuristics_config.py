@@ -26,7 +26,7 @@ def test_state_reloads_on_edit_and_keeps_last_valid_config(tmp_path: Path) -> No
     assert error is None
     assert state.current()[0] is first  # unchanged file: same registry object, nothing re-read
 
-    path.write_text(BUNDLED.read_text() + "task_granularity:\n  target_task_ms: 5000\n")
+    path.write_text(BUNDLED.read_text() + "task_granularity:\n  tiny_min_tasks_per_slot: 5000\n")
     time.sleep(0.01)
     second, error = state.current()
     assert error is None and second.fingerprint != first.fingerprint
@@ -65,7 +65,7 @@ def test_state_reports_unstorable_or_undecodable_config(
     tmp_path: Path, content: bytes, message: str
 ) -> None:
     path = tmp_path / "heuristics.yaml"
-    path.write_text("task_granularity:\n  target_task_ms: 5000\n")
+    path.write_text("task_granularity:\n  tiny_min_tasks_per_slot: 5000\n")
     state = HeuristicsState(str(path))
     good, error = state.current()
     assert error is None
@@ -74,7 +74,7 @@ def test_state_reports_unstorable_or_undecodable_config(
         kept, error = state.current()
         assert kept is good
         assert error is not None and message in error and str(path) in error
-    assert kept.params("task_granularity").target_task_ms == 5000
+    assert kept.params("task_granularity").tiny_min_tasks_per_slot == 5000
 
 
 @pytest.mark.parametrize(("content", "message"), BAD_FILES)
