@@ -16,8 +16,7 @@ findings come from the same ratio:
   the OutOfMemoryErrors themselves are the task failures finding's.
 - **over-provisioned** (ratio low): the cluster reserves memory the application never uses,
   which blocks other applications and costs money. Judged on a cluster only (in local mode
-  nothing is reserved for others), and only when the configured memory is large enough to
-  matter. Its cost is the idle memory expressed as the core-hours it keeps from being scheduled:
+  nothing is reserved for others), whatever the executors' size. Its cost is the idle memory expressed as the core-hours it keeps from being scheduled:
   idle GiB-hours ÷ the executor's GiB per core.
 
 The finding suggests settings: the heap (`spark.executor.memory`, or `spark.driver.memory` in
@@ -83,10 +82,6 @@ class Params:
         Thresholds(0.5, 0.35, 0.2, 0.1, DESCENDING),
         "peak JVM heap + off-heap / configured executor memory, over-provisioned (ratio; descending)",
     )
-    min_configured_bytes_for_waste: int = param(
-        4 * 1024 * 1024 * 1024,
-        "gate: over-provisioning is judged only when configured memory is at least this (bytes; 4 GiB)",
-    )
     suggested_headroom: float = param(
         1.25,
         "suggested size = peak x this, rounded up to 512 MiB (factor)",
@@ -124,7 +119,7 @@ def evaluate(app: AppData, params: Params) -> Outcome:
     heap = suggested_memory_bytes(peak_heap, params.suggested_headroom)
     near = params.near_limit_ratio.severity_of(ratio)
     waste = Severity.NONE
-    if not local and configured >= params.min_configured_bytes_for_waste:
+    if not local:
         waste = params.over_provisioned_ratio.severity_of(ratio)
     severity = max(near, waste)
     usage = (

@@ -110,12 +110,16 @@ def test_suggested_size_rounds_up_to_512_mib(peak: int, suggested: int) -> None:
     assert executor_memory.suggested_memory_bytes(peak) == suggested
 
 
-def test_small_configured_memory_is_not_called_wasteful() -> None:
+def test_small_executors_are_judged_and_capped_by_the_idle_memory() -> None:
     execs = [make_executor("1", peak_jvm_heap_bytes=100 * MIB, peak_jvm_offheap_bytes=0)]
     result = run(
         executor_memory, make_app(executors=execs, props={"spark.executor.memory": "2g"}), P
     )
-    assert result.severity == Severity.NONE
+    # 100 MiB of 2432 MiB: a CRITICAL pattern; 1.9 GiB idle for an hour ÷ 0.6 GiB per core
+    assert result.pattern_severity == Severity.CRITICAL
+    assert result.impact is not None and result.impact.core_hours == pytest.approx(3.2, rel=0.05)
+    assert result.severity == Severity.MODERATE
+    assert dict(result.conf)["spark.executor.memory"] == "512m"
 
 
 def test_local_mode_uses_driver_memory() -> None:
