@@ -221,6 +221,11 @@ def skew_settings(app: AppData, largest: float, median: float) -> tuple[tuple[Se
         "If the stage is an aggregation (groupBy) rather than a join, no setting splits a hot "
         "key: salt it (append a random suffix, aggregate twice) or pre-aggregate."
     )
+    if (effective(props, "spark.sql.autoBroadcastJoinThreshold", version) or "").strip() == "-1":
+        aggregation += (
+            " Broadcast joins are switched off (spark.sql.autoBroadcastJoinThreshold=-1): if one "
+            "side of this join is small, broadcasting it avoids the shuffle and its skew."
+        )
     if not reasons:
         return (), (
             "AQE would split a partition this skewed in a sort-merge join, so this stage is not "
