@@ -32,7 +32,8 @@ finding is capped to LOW by its cost of 0 s, while its pattern severity says how
 be where they take effect.
 
 **How to fix.** See the advice listed for each smell; the finding's settings give the values
-where one is clear (the Kryo serializer, shuffle tracking on, executor cores).
+where one is clear: the Kryo serializer, shuffle tracking on, and fewer cores per executor with
+the memory per core and (when `spark.executor.instances` is set) the task slots kept.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ from heuristics.sparkconf import (
     is_local_mode,
 )
 from heuristics.stats import fmt_count
-from heuristics.tuning import is_pyspark, uses_rdd_api
+from heuristics.tuning import fmt_memory_setting, is_pyspark, round_up_512_mib, uses_rdd_api
 
 NAME = "config"
 TITLE = "Configuration smells"
@@ -245,7 +246,7 @@ def evaluate(app: AppData, params: Params) -> Outcome:
             high.severity_of(value),
             f"Use at most about {high.low:g} cores per JVM ({key}); run more, smaller JVMs.",
             applies,
-            ((key, str(fewer)),) if applies else (),
+            _smaller_jvms(props, key, value, fewer) if applies else (),
         )
         add(
             key,
@@ -256,6 +257,23 @@ def evaluate(app: AppData, params: Params) -> Outcome:
             applies,
         )
     return _outcome(smells, local)
+
+
+def _smaller_jvms(
+    props: Mapping[str, str], key: str, cores: int, fewer: int
+) -> tuple[Setting, ...]:
+    """``fewer`` cores per JVM with the same capacity: for executors, memory per core kept and,
+    when the instances are fixed, as many more executors as keep the task slots."""
+    conf: list[Setting] = [(key, str(fewer))]
+    if key != "spark.executor.cores":
+        return tuple(conf)
+    if "spark.executor.memory" in props:
+        per_core = executor_memory_bytes(props) * fewer / cores
+        conf.append(("spark.executor.memory", fmt_memory_setting(round_up_512_mib(per_core))))
+    instances = _int_or(props.get("spark.executor.instances"), 0)
+    if instances > 0:
+        conf.append(("spark.executor.instances", str(math.ceil(instances * cores / fewer))))
+    return tuple(conf)
 
 
 def _dynamic_allocation(

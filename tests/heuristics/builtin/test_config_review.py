@@ -314,6 +314,23 @@ def test_the_same_settings_on_a_cluster_keep_their_severity() -> None:
         "spark.serializer": KRYO,
         "spark.dynamicAllocation.shuffleTracking.enabled": "true",
         "spark.executor.cores": "5",
+        # 120g for 32 cores is 3.75g a core: 5 cores keep it in 19g
+        "spark.executor.memory": "19g",
+    }
+
+
+def test_fewer_cores_per_executor_keep_the_capacity() -> None:
+    props = {
+        **CLUSTER,
+        "spark.executor.cores": "16",
+        "spark.executor.memory": "64g",
+        "spark.executor.instances": "10",
+    }
+    result = run(config_review, app_with(props), P)
+    assert dict(result.conf) == {
+        "spark.executor.cores": "5",
+        "spark.executor.memory": "20g",
+        "spark.executor.instances": "32",  # 160 task slots, as before
     }
 
 
