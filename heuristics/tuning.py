@@ -7,6 +7,7 @@ none does and the code must change. Spark's defaults come from :mod:`heuristics.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -54,8 +55,7 @@ def uses_rdd_api(app: AppData) -> bool:
     DataFrame and SQL work is named after its action (``collect``, ``count``, ``save``) or after
     Spark's own internals, so an application without such names ran DataFrame/SQL work only.
     """
-    names = [s.name for s in app.stages] + [j.name for j in app.jobs]
-    return any(_RDD_OPS.match(n.strip()) for n in names)
+    return _names_use_rdd_api(_names(app))
 
 
 def is_pyspark(app: AppData) -> bool:
@@ -63,8 +63,17 @@ def is_pyspark(app: AppData) -> bool:
     call sites name ``.py`` files."""
     if "spark.submit.pyFiles" in app.spark_properties:
         return True
-    names = [s.name for s in app.stages] + [j.name for j in app.jobs]
-    return any(".py:" in n or "PythonRDD" in n for n in names)
+    return any(".py:" in n or "PythonRDD" in n for n in _names(app))
+
+
+def _names(app: AppData) -> tuple[str, ...]:
+    return (*(s.name for s in app.stages), *(j.name for j in app.jobs))
+
+
+@functools.lru_cache(maxsize=1024)
+def _names_use_rdd_api(names: tuple[str, ...]) -> bool:
+    # Several heuristics ask of the same application: the names are matched once.
+    return any(_RDD_OPS.match(n.strip()) for n in names)
 
 
 def stage_ref(stage: StageSummary) -> StageRef:
@@ -145,10 +154,14 @@ def partition_settings(
     return (), f"its partition count comes from the code: repartition({n}) or numSlices={n}"
 
 
-def bytes_partitions(num_bytes: int, app: AppData) -> int:
-    """Partitions of Spark's advisory size (spark.sql.adaptive.advisoryPartitionSizeInBytes,
-    64 MiB by default) that ``num_bytes`` of shuffle data fills."""
-    target = effective_bytes(app.spark_properties, ADVISORY_SIZE, app.spark_version) or 64 * MIB
+def advisory_size(app: AppData) -> int:
+    """Spark's target partition size in force: spark.sql.adaptive.advisoryPartitionSizeInBytes
+    (64 MiB by default)."""
+    return effective_bytes(app.spark_properties, ADVISORY_SIZE, app.spark_version) or 64 * MIB
+
+
+def bytes_partitions(num_bytes: int, target: int) -> int:
+    """Partitions of ``target`` bytes (see :func:`advisory_size`) that ``num_bytes`` fills."""
     return max(1, math.ceil(num_bytes / max(1, target)))
 
 

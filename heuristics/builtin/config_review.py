@@ -19,7 +19,8 @@ default cannot matter here:
 - **Default YARN queue**: on YARN, `spark.yarn.queue=default` set explicitly, or unset, so the
   application competes with ad-hoc work instead of running in its team's queue.
 - **Memory**: executor/driver memory and memory overhead above limits (overhead defaults to
-  max(384 MiB, 10% of the memory)).
+  max(384 MiB, 10% of the memory)). In local mode the driver runs the tasks, so its memory is
+  judged by the executor memory limits.
 - **Cores**: executor/driver cores outside an interval. Many cores per executor cause GC and
   HDFS-client contention; one core per executor wastes JVM overhead and cannot share broadcasts.
 
@@ -195,7 +196,13 @@ def evaluate(app: AppData, params: Params) -> Outcome:
             params.executor_overhead_gib,
             not local,
         ),
-        ("spark.driver.memory", driver_memory_bytes, params.driver_memory_gib, True),
+        # In local mode the driver JVM runs the tasks: it is sized like an executor.
+        (
+            "spark.driver.memory",
+            driver_memory_bytes,
+            params.executor_memory_gib if local else params.driver_memory_gib,
+            True,
+        ),
         (
             "spark.driver.memoryOverhead",
             driver_overhead_bytes,

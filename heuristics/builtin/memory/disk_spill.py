@@ -69,8 +69,9 @@ class Params:
     """Parameters of the disk spill heuristic."""
 
     spill_ratio: Thresholds = param(
-        Thresholds(0.1, 0.5, 1.0, 2.0),
-        "memory bytes spilled / max(input, output, shuffle read, shuffle write) of a stage (ratio; ascending)",
+        Thresholds(0.01, 0.5, 1.0, 2.0),
+        "memory bytes spilled / max(input, output, shuffle read, shuffle write) of a stage; "
+        "from 1% a stage ran out of execution memory for a real part of its data (ratio; ascending)",
     )
     disk_throughput_bytes_per_s: int = param(
         100_000_000,

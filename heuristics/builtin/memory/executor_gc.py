@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from heuristics.appdata import AppData
 from heuristics.params import param
-from heuristics.result import Details, Impact, Outcome, Thresholds, make_result, no_data
+from heuristics.result import Details, Impact, Outcome, Severity, Thresholds, make_result, no_data
 from heuristics.sparkconf import driver_memory_bytes, executor_memory_bytes, is_local_mode
 from heuristics.stats import fmt_ms, round2, safe_ratio, task_executors, total_task_cores
 from heuristics.tuning import fmt_memory_setting, ordered_refs, round_up_512_mib
@@ -101,6 +101,8 @@ def evaluate(app: AppData, params: Params) -> Outcome:
         core_hours=gc_ms / 3_600_000,
         formula="core-hours = Σ executor GC time; wall = that ÷ task slots (GC spread evenly)",
     )
+    if severity == Severity.NONE:
+        return make_result(severity=severity, value=ratio, title=title, details=details)
     props = app.spark_properties
     local = is_local_mode(props) or all(e.is_driver for e in execs)
     setting = "spark.driver.memory" if local else "spark.executor.memory"

@@ -1,7 +1,7 @@
 """Data skew by groups: do a stage's tasks fall into a light group and a heavy group?
 
 **What it measures.** Dr. Elephant's two-group method. For each stage, per-task values are
-reconstructed from the task distribution (the quantile curve is sampled once per task), sorted,
+reconstructed from the task distribution (the quantile curve read once per task), sorted,
 and split into two groups around the mean; the split point is then moved to the midpoint of the
 two group means and the split repeated (two refinements, as Dr. Elephant does). The finding is
 the ratio of the heavier group's mean to the lighter group's mean. It is computed for input
@@ -23,7 +23,10 @@ skewed input, rewrite it in evenly sized files.
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import accumulate
 
 from heuristics.appdata import AppData, StageSummary
 from heuristics.params import param
@@ -38,6 +41,7 @@ from heuristics.result import (
     no_data,
 )
 from heuristics.stats import (
+    TaskCurve,
     approximate_task_values,
     fmt_bytes,
     fmt_ms,
@@ -71,8 +75,6 @@ METRIC_WORDS = {
     "shuffle_read_bytes": "shuffle read",
     "executor_run_time_ms": "task run time",
 }
-# Sampling the quantile curve more finely than this adds no information (21 points) but costs time.
-MAX_POINTS = 1000
 
 
 @dataclass(frozen=True)
@@ -93,55 +95,77 @@ class Params:
     )
 
 
+#: Up to this many tasks a stage's values are built and split as a list; above it, the split is
+#: computed on the quantile curve (the same values, without building them).
+SAMPLE_UP_TO = 512
+
+
 def two_groups(values: list[float], refinements: int = 2) -> tuple[list[float], list[float]]:
     """Split values into (below, at-or-above) a mean-based split point, refined twice."""
     ordered = sorted(values)
-    middle = sum(ordered) / len(ordered)
-    low, high = _split(ordered, middle)
+    sums = list(accumulate(ordered, initial=0.0))
+    cut = _cut(len(ordered), lambda c: sums[c], lambda m: bisect_left(ordered, m), refinements)
+    return ordered[:cut], ordered[cut:]
+
+
+def _cut(
+    n: int,
+    prefix_sum: Callable[[int], float],
+    count_below: Callable[[float], int],
+    refinements: int = 2,
+) -> int:
+    """How many of ``n`` sorted values form the light group: split at the mean, then at the
+    midpoint of the two group means, ``refinements`` times (Dr. Elephant moves the split by the
+    group means; the midpoint is the 2-means update)."""
+    total = prefix_sum(n)
+    cut = count_below(total / n)
     for _ in range(refinements):
-        if not low or not high:
+        if cut in (0, n):
             break
-        # Dr. Elephant moves the split by the group means; the midpoint is the 2-means update.
-        middle = (sum(low) / len(low) + sum(high) / len(high)) / 2
-        low, high = _split(ordered, middle)
-    return low, high
-
-
-def _split(ordered: list[float], middle: float) -> tuple[list[float], list[float]]:
-    return [v for v in ordered if v < middle], [v for v in ordered if v >= middle]
+        below = prefix_sum(cut)
+        cut = count_below((below / cut + (total - below) / (n - cut)) / 2)
+    return cut
 
 
 def _groups(
     stage: StageSummary, metric: str, params: Params
-) -> tuple[list[float], list[float], int, int] | None:
-    """The light and heavy groups of one metric of a stage, with their task counts scaled to the
-    stage; None when the metric is missing, flat or a group is too small."""
+) -> tuple[float, float, int, int] | None:
+    """(light mean, heavy mean, light tasks, heavy tasks) of one metric of a stage, its tasks
+    reconstructed from the quantile curve; None when the metric is missing, flat or a group is
+    too small."""
     dist = stage.distribution
     assert dist is not None
-    top = dist.metrics.get(metric)
-    if not top or max(top) <= 0:
+    curve = dist.metrics.get(metric)
+    n = stage.num_tasks
+    if not curve or len(curve) != len(dist.quantiles) or n < 2:
         return None
-    values = approximate_task_values(dist, metric, min(stage.num_tasks, MAX_POINTS))
-    if len(values) < 2:
+    top, bottom = max(curve), min(curve)
+    # The heavy group's mean is at most the largest task's value and the light group's at least
+    # the smallest: a curve whose max/min stays under the low ratio cannot form two groups apart.
+    if top <= 0 or top == bottom or (bottom > 0 and top / bottom < params.group_mean_ratio.low):
         return None
-    low, high = two_groups(values)
-    if not low or not high:
+    if n <= SAMPLE_UP_TO:
+        values = approximate_task_values(dist, metric, n)
+        sums = list(accumulate(values, initial=0.0))
+        prefix_sum: Callable[[int], float] = sums.__getitem__
+        count_below: Callable[[float], int] = lambda m: bisect_left(values, m)  # noqa: E731
+    else:
+        tasks = TaskCurve(dist, metric, n)
+        prefix_sum, count_below = tasks.prefix_sum, tasks.count_below
+    cut = _cut(n, prefix_sum, count_below)
+    if cut < max(1, params.min_group_size) or n - cut < max(1, params.min_group_size):
         return None
-    scale = stage.num_tasks / len(values)
-    n_low, n_high = round(len(low) * scale), round(len(high) * scale)
-    if n_low < max(1, params.min_group_size) or n_high < max(1, params.min_group_size):
-        return None
-    return low, high, n_low, n_high
+    below = prefix_sum(cut)
+    return below / cut, (prefix_sum(n) - below) / (n - cut), cut, n - cut
 
 
-def _extra_time_ms(stage: StageSummary, params: Params) -> tuple[float, float]:
+def _extra_time_ms(time: tuple[float, float, int, int] | None) -> tuple[float, float]:
     """(wall, core) ms the heavy time group costs over the light one: the heavy group's mean
     excess, once for the stage's wall time and per heavy task for core time."""
-    time = _groups(stage, "executor_run_time_ms", params)
     if time is None:
         return 0.0, 0.0
-    low, high, _, n_high = time
-    excess = max(0.0, sum(high) / len(high) - sum(low) / len(low))
+    low_mean, high_mean, _, n_high = time
+    excess = max(0.0, high_mean - low_mean)
     return excess, excess * n_high
 
 
@@ -159,13 +183,14 @@ def evaluate(app: AppData, params: Params) -> Outcome:
     for stage in stages:
         count_cap = params.num_tasks.severity_of(stage.num_tasks)
         stage_severity = Severity.NONE
+        time_groups = None
         for metric in METRICS:
             groups = _groups(stage, metric, params)
+            if metric == "executor_run_time_ms":
+                time_groups = groups
             if groups is None:
                 continue
-            low, high, n_low, n_high = groups
-            low_mean = sum(low) / len(low)
-            high_mean = sum(high) / len(high)
+            low_mean, high_mean, n_low, n_high = groups
             ratio = safe_ratio(high_mean, low_mean)
             severity = min(params.group_mean_ratio.severity_of(ratio), count_cap)
             fmt = fmt_ms if metric.endswith("_ms") else fmt_bytes
@@ -197,7 +222,7 @@ def evaluate(app: AppData, params: Params) -> Outcome:
                 )
             )
         if stage_severity > Severity.NONE:
-            stage_wall, stage_core = _extra_time_ms(stage, params)
+            stage_wall, stage_core = _extra_time_ms(time_groups)
             wall_ms += stage_wall
             core_ms += stage_core
             flagged[(stage.stage_id, stage.attempt_id)] = ((int(stage_severity), stage_wall), stage)

@@ -104,11 +104,11 @@ def evaluate(app: AppData, params: Params) -> Outcome:
         ratio = safe_ratio(top, med)
         severity = params.task_time_ratio.severity_of(ratio)
         straggler_ms = top - med
-        title = (
-            f"Stage {stage.stage_id} max task {fmt_ratio(ratio)} median "
-            f"({fmt_ms(top)} vs {fmt_ms(med)})"
-        )
         if worst is None or (severity, straggler_ms, ratio) > worst[:3]:
+            title = (
+                f"Stage {stage.stage_id} max task {fmt_ratio(ratio)} median "
+                f"({fmt_ms(top)} vs {fmt_ms(med)})"
+            )
             worst = (severity, straggler_ms, ratio, title, stage)
         worst_severity = max(worst_severity, severity)
         if severity == Severity.NONE:

@@ -60,6 +60,7 @@ from heuristics.stats import (
 from heuristics.tuning import (
     AQE,
     COALESCE,
+    advisory_size,
     bytes_partitions,
     merge_conf,
     ordered_refs,
@@ -123,12 +124,12 @@ def _stage_bytes(stage: StageSummary) -> int:
 
 
 def _tiny(
-    app: AppData, stage: StageSummary, med: float, slots: int, params: Params
+    target: int, stage: StageSummary, med: float, slots: int, params: Params
 ) -> tuple[Severity, int, float, float]:
     """(severity, suggested partitions, extra core ms, extra wall ms) of a many-task stage."""
     total_run_ms = stage.executor_run_time_ms or med * stage.num_tasks
     by_time = math.ceil(total_run_ms / max(1, params.target_task_ms))
-    by_bytes = bytes_partitions(_stage_bytes(stage), app)
+    by_bytes = bytes_partitions(_stage_bytes(stage), target)
     suggested = max(1, min(stage.num_tasks, max(slots, by_time, by_bytes)))
     delay = (
         quantile_value(stage.distribution, "scheduler_delay_ms", 0.5)
@@ -146,7 +147,7 @@ def _tiny(
 
 
 def _long(
-    app: AppData, stage: StageSummary, med: float, slots: int, params: Params
+    app: AppData, target: int, stage: StageSummary, med: float, slots: int, params: Params
 ) -> tuple[Severity, int, float, float, float]:
     """(severity, suggested partitions, idle core ms, extra wall ms, share) of a single-wave
     stage."""
@@ -154,7 +155,7 @@ def _long(
     duration = stage_duration_ms(stage) or med
     share = safe_ratio(duration, app.duration_ms) if app.duration_ms > 0 else 0.0
     by_time = math.ceil(total_run_ms / max(1, params.target_task_ms))
-    suggested = max(2 * slots, by_time, bytes_partitions(_stage_bytes(stage), app))
+    suggested = max(2 * slots, by_time, bytes_partitions(_stage_bytes(stage), target))
     idle_core_ms = (slots - stage.num_tasks) * duration
     wall = max(0.0, duration - total_run_ms / slots)
     return (
@@ -172,6 +173,7 @@ def evaluate(app: AppData, params: Params) -> Outcome:
     if not stages:
         return no_data("No task distributions available")
     slots = total_task_cores(app)
+    target = advisory_size(app)
     severity_all = Severity.NONE
     worst: tuple[tuple[int, float], str] | None = None
     rows: list[tuple[object, ...]] = []
@@ -185,24 +187,25 @@ def evaluate(app: AppData, params: Params) -> Outcome:
             continue
         if stage.num_tasks > params.tiny_min_tasks_per_slot * slots:
             kind = TINY
-            severity, suggested, extra_core, extra_wall = _tiny(app, stage, med, slots, params)
+            severity, suggested, extra_core, extra_wall = _tiny(target, stage, med, slots, params)
             shape = ""
         elif stage.num_tasks <= slots:
             kind = LONG
             severity, suggested, extra_core, extra_wall, share = _long(
-                app, stage, med, slots, params
+                app, target, stage, med, slots, params
             )
             shape = f", {share:.0%} of the application's wall time"
         else:
             continue  # within Spark's recommended tasks per slot: nothing to judge
         judged += 1
-        title = (
-            f"Stage {stage.stage_id}: {fmt_count(stage.num_tasks, 'task')} with median {fmt_ms(med)} "
-            f"({kind}, {fmt_count(slots, 'task slot')}{shape}); suggest {suggested} partitions"
-        )
         key = (int(severity), extra_wall + extra_core / slots)
         if worst is None or key > worst[0]:
-            worst = (key, title)
+            worst = (
+                key,
+                f"Stage {stage.stage_id}: {fmt_count(stage.num_tasks, 'task')} with median "
+                f"{fmt_ms(med)} ({kind}, {fmt_count(slots, 'task slot')}{shape}); suggest "
+                f"{suggested} partitions",
+            )
         severity_all = max(severity_all, severity)
         if severity == Severity.NONE:
             continue

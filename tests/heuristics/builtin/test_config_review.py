@@ -337,9 +337,13 @@ def test_fewer_cores_per_executor_keep_the_capacity() -> None:
 def test_settings_that_apply_decide_the_severity_beside_ones_that_do_not() -> None:
     props = {"spark.master": "local[2]", "spark.driver.memory": "32g", "spark.executor.cores": "32"}
     result = run(config_review, app_with(props), P)
-    assert smells(result) == {"spark.driver.memory": Severity.SEVERE, "spark.executor.cores": 1}
+    # the local driver runs the tasks: judged by the executor limits, 32g is MODERATE
+    assert smells(result) == {"spark.driver.memory": Severity.MODERATE, "spark.executor.cores": 1}
     assert inert(result) == {"spark.executor.cores"}
-    assert result.severity == Severity.SEVERE
+    assert result.severity == Severity.MODERATE
+    # a workstation-sized driver in local mode is no smell
+    laptop = {"spark.master": "local[8]", "spark.driver.memory": "12g"}
+    assert run(config_review, app_with(laptop), P).severity == Severity.NONE
 
 
 def test_is_sql_only() -> None:

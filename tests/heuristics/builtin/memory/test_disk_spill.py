@@ -33,8 +33,8 @@ def spill_app(ratio: float, **stage_kw: object) -> object:
 @pytest.mark.parametrize(
     ("ratio", "expected"),
     [
-        (0.099, Severity.NONE),
-        (0.1, Severity.LOW),
+        (0.0099, Severity.NONE),
+        (0.0101, Severity.LOW),
         (0.499, Severity.LOW),
         (0.5, Severity.MODERATE),
         (0.999, Severity.MODERATE),

@@ -58,7 +58,8 @@ def sharp_app(ratio: float) -> object:
 def test_severity_by_group_mean_ratio(ratio: float, expected: Severity) -> None:
     result = run(data_skew_groups, sharp_app(ratio), P, caps=None)
     assert result.severity == expected
-    assert result.value == pytest.approx(ratio)
+    if expected > Severity.NONE:
+        assert result.value == pytest.approx(ratio)
     assert result.stages == (((2, 0),) if expected > Severity.NONE else ())
 
 
