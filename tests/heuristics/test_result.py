@@ -19,7 +19,13 @@ from heuristics.result import (
     make_result,
     rank_key,
 )
-from heuristics.stats import approximate_task_values, fmt_bytes, fmt_ms, quantile_value
+from heuristics.stats import (
+    TaskCurve,
+    approximate_task_values,
+    fmt_bytes,
+    fmt_ms,
+    quantile_value,
+)
 from tests.heuristics.builders import curve, make_distribution
 
 ASC = Thresholds(2, 4, 8, 16)
@@ -265,3 +271,27 @@ def test_threshold_levels_are_the_severity_names_and_the_thresholds_fields() -> 
     fields = [f.name for f in dataclasses.fields(Thresholds) if f.name != "direction"]
     assert list(LEVELS) == fields
     assert [Severity[level.upper()] for level in LEVELS] == sorted(Severity)[1:]
+
+
+@pytest.mark.parametrize("n", [2, 3, 20, 21, 64, 513, 2000, 100_003])
+@pytest.mark.parametrize(
+    "curve_values",
+    [
+        curve(0, 100, 1000),
+        curve(5, 5, 5),
+        tuple([0.0] * 15 + [7.0] * 6),
+        tuple(float(i * i) for i in range(21)),
+    ],
+)
+def test_task_curve_counts_and_sums_the_reconstructed_tasks(
+    n: int, curve_values: tuple[float, ...]
+) -> None:
+    dist = make_distribution({"x": curve_values})
+    values = approximate_task_values(dist, "x", n)
+    tasks = TaskCurve(dist, "x", n)
+    for i in {0, 1, n // 3, n // 2, n - 1}:
+        assert tasks.value(i) == pytest.approx(values[i])
+    for m in {values[0], values[n // 2], values[-1], values[-1] + 1, -1.0, 50.5}:
+        assert tasks.count_below(m) == sum(1 for v in values if v < m)
+    for c in {0, 1, n // 4, n // 2, n - 1, n}:
+        assert tasks.prefix_sum(c) == pytest.approx(sum(values[:c]), rel=1e-12, abs=1e-9)
