@@ -157,6 +157,9 @@ class AppData:
     jobs: tuple[JobSummary, ...]
     stages: tuple[StageSummary, ...]
     tasks: tuple[TaskSummary, ...]  # the stored attempts INPUT_TASKS selects
+    #: The Spark version the application ran on ("4.0.1"), None when the server did not say:
+    #: Spark's defaults depend on it (see heuristics.sparkconf).
+    spark_version: str | None = None
 
     @functools.cached_property
     def conf(self) -> SparkConf:

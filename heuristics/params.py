@@ -82,22 +82,24 @@ def param_docs(params_cls: type) -> dict[str, str]:
     return {f.name: str(f.metadata.get("doc", "")) for f in dataclasses.fields(params_cls)}
 
 
-def _number(raw: object, path: str) -> float | int:
-    """A finite number a JSON document and the database can hold, or a ConfigError."""
+def _number(raw: object, path: str, minimum: float | None = 0.0) -> float | int:
+    """A finite number a JSON document and the database can hold, at least ``minimum`` (every
+    parameter of the built-ins is a count, size, time or ratio), or a ConfigError."""
     if isinstance(raw, bool) or not isinstance(raw, int | float):
         raise ConfigError(path, f"expected a number, got {raw!r}")
     if isinstance(raw, int):
         if not INT_MIN <= raw <= INT_MAX:
             raise ConfigError(path, f"out of range: {raw} does not fit in 64 bits")
-        return raw
-    if not math.isfinite(raw):
+    elif not math.isfinite(raw):
         raise ConfigError(path, f"expected a finite number, got {raw!r}")
+    if minimum is not None and raw < minimum:
+        raise ConfigError(path, f"must be ≥ {minimum:g}, got {raw!r}")
     return raw
 
 
 def _coerce(default: object, raw: object, path: str) -> object:
     if isinstance(default, Thresholds):
-        return _coerce_thresholds(default, raw, path)
+        return coerce_thresholds(default, raw, path)
     if isinstance(default, bool):
         if not isinstance(raw, bool):
             raise ConfigError(path, f"expected true/false, got {raw!r}")
@@ -115,7 +117,11 @@ def _coerce(default: object, raw: object, path: str) -> object:
     raise ConfigError(path, f"parameter of type {type(default).__name__} cannot be configured")
 
 
-def _coerce_thresholds(default: Thresholds, raw: object, path: str) -> Thresholds:
+def coerce_thresholds(
+    default: Thresholds, raw: object, path: str, minimum: float | None = 0.0
+) -> Thresholds:
+    """``default`` with the levels given in ``raw`` changed, each a finite number ≥ ``minimum``,
+    in order for the (fixed) direction; or a ConfigError naming the level."""
     if not isinstance(raw, Mapping):
         raise ConfigError(path, f"expected a mapping of {', '.join(LEVELS)}, got {raw!r}")
     values = dict(zip(LEVELS, default.values(), strict=True))
@@ -127,7 +133,7 @@ def _coerce_thresholds(default: Thresholds, raw: object, path: str) -> Threshold
             continue
         if level not in values:
             raise ConfigError(f"{path}.{level}", f"unknown level (known: {', '.join(LEVELS)})")
-        values[level] = float(_number(value, f"{path}.{level}"))
+        values[level] = float(_number(value, f"{path}.{level}", minimum))
     candidate = Thresholds.__new__(Thresholds)
     object.__setattr__(candidate, "direction", default.direction)
     for level in LEVELS:

@@ -42,6 +42,7 @@ APP_COLUMNS = (
     "start_time_ms",
     "end_time_ms",
     "duration_ms",
+    "spark_version",
 )
 _APP_SCALARS = (*APP_COLUMNS, "spark_properties")
 
@@ -130,7 +131,7 @@ def decode(blob: bytes) -> appdata.AppData:
             grid, names, lengths, raw = packed
             dist = _build_dist((grids[grid], _metrics(names, lengths, raw)))
         built_stages.append(_build_stage((*values, dist)))
-    app_id, attempt_id, name, user, start_ms, end_ms, duration_ms = scalars
+    app_id, attempt_id, name, user, start_ms, end_ms, duration_ms, spark_version = scalars
     return appdata.AppData(
         app_id=app_id,
         attempt_id=attempt_id,
@@ -144,4 +145,5 @@ def decode(blob: bytes) -> appdata.AppData:
         jobs=tuple(map(_build_job, jobs)),
         stages=tuple(built_stages),
         tasks=tuple(map(_build_task, tasks)),
+        spark_version=spark_version,
     )

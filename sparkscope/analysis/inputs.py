@@ -151,6 +151,7 @@ def assemble(
             for t in sorted(tasks, key=lambda t: (t["stage_id"], t["task_id"]))
             if (t["stage_id"], t["stage_attempt_id"]) in known and is_input_task(t)
         ),
+        spark_version=app.get("spark_version") or None,
     )
 
 
@@ -202,6 +203,7 @@ def from_tables(session: Session, application_ids: Sequence[int]) -> dict[int, a
             Application.start_time_ms,
             Application.end_time_ms,
             Application.duration_ms,
+            Application.spark_version,
         ).where(Application.id.in_(ids))
     ).mappings()
     rows: list[Row] = [dict(a) for a in apps]

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from heuristics.params import params_view
 from heuristics.registry import Registry
-from heuristics.result import HeuristicResult, Severity
+from heuristics.result import HeuristicResult, Severity, rank_key
 from sparkscope.accounting import day_summary as summary
 from sparkscope.db import dialect_insert, is_postgres, now_ms
 from sparkscope.models.analysis import Analysis, AnalysisResult, HeuristicsConfig
@@ -220,8 +220,9 @@ def stored_results(
 def results_from_dicts(
     parsed: list[dict[str, Any]], registry: Registry
 ) -> list[HeuristicResult] | None:
-    """Results as stored -> HeuristicResults with ``registry``'s thresholds, worst first; None
-    when one of them is not what the store writes."""
+    """Results as stored -> HeuristicResults with ``registry``'s thresholds, the one most worth
+    fixing first (:func:`heuristics.result.rank_key`: severity, then pattern severity, then
+    cost); None when one of them is not what the store writes."""
     results = []
     for data in parsed:
         try:
@@ -232,5 +233,5 @@ def results_from_dicts(
             results.append(HeuristicResult.from_dict(data, params))
         except (KeyError, TypeError, ValueError):
             return None
-    results.sort(key=lambda r: (-int(r.severity), r.name))
+    results.sort(key=rank_key)
     return results

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
 from heuristics.registry import Registry
-from heuristics.result import HeuristicResult
+from heuristics.result import HeuristicResult, rank_key
 from sparkscope.accounting.resources import Resources, compute_resources, cost
 from sparkscope.advisor.whatif.sizing import Prices
 from sparkscope.analysis.inputs import load_inputs
@@ -225,7 +225,8 @@ def resource_value(res: dict[str, Any] | None, dotted: str) -> Any:
 
 
 def sort_findings(results: list[HeuristicResult], by: str) -> list[HeuristicResult]:
-    """Findings worst first (``by='severity'``) or costliest first (``by='impact'``)."""
+    """Findings worst first (``by='severity'``: severity, then pattern severity, then cost, see
+    :func:`heuristics.result.rank_key`) or costliest first (``by='impact'``)."""
     if by == "impact":
 
         def cost(r: HeuristicResult) -> tuple[float, float, int]:
@@ -234,7 +235,7 @@ def sort_findings(results: list[HeuristicResult], by: str) -> list[HeuristicResu
             return (-core_hours, -wall, -int(r.severity))
 
         return sorted(results, key=cost)
-    return sorted(results, key=lambda r: (-int(r.severity), r.name))
+    return sorted(results, key=rank_key)
 
 
 @dataclass

@@ -16,6 +16,7 @@ from heuristics.appdata import (
     TaskDistribution,
     TaskSummary,
 )
+from heuristics.costcap import DEFAULT_COST_CAPS, CostCaps
 from heuristics.params import param, params_view
 from heuristics.registry import from_module
 from heuristics.result import HeuristicResult, Severity, Thresholds
@@ -26,12 +27,17 @@ GIB = 1024**3
 MIB = 1024**2
 
 
-def run(module: ModuleType, app: AppData, params: Any = None) -> HeuristicResult:
+def run(
+    module: ModuleType, app: AppData, params: Any = None, caps: CostCaps | None = DEFAULT_COST_CAPS
+) -> HeuristicResult:
     """Evaluate one heuristic module and finish its outcome as the registry does (name,
-    thresholds, advice only above LOW, impact only above NONE); errors propagate."""
+    thresholds, severity capped by cost under ``caps`` (None: uncapped), advice, settings and
+    impact only above NONE); errors propagate."""
     heuristic = from_module(module)
     params = heuristic.params_type() if params is None else params
-    return heuristic.evaluate(app, params).to_result(heuristic.name, params_view(params))
+    outcome = heuristic.evaluate(app, params)
+    cap = None if caps is None else caps.allowed(outcome.impact)
+    return outcome.to_result(heuristic.name, params_view(params), cap)
 
 
 def curve(min_value: float, median_value: float, max_value: float) -> tuple[float, ...]:

@@ -38,7 +38,7 @@ from tests.sparkscope.web.conftest import make_app, populate
 
 CURRENT = load_heuristics(str(BUNDLED_CONFIG_DIR / "heuristics.yaml"))
 #: An older config: its results are stale under the bundled one.
-OLDER = build_registry({"task_granularity": {"min_tasks_for_tiny": 5000}})
+OLDER = build_registry({"task_granularity": {"tiny_min_tasks_per_slot": 5000}})
 
 
 def _load_fleet(url: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, list[int]]:

@@ -35,7 +35,7 @@ def test_yaml_edit_rescores_and_bad_edit_shows_banner(
     engine = make_engine(fresh_pg_url)
     with Session(engine) as session:
         srv = b.server(session)
-        # 2 executors x 40 min of task time with 5% GC: above the 30 min gate, below the 8% low bound.
+        # 2 executors x 40 min of task time with 5% GC: below the 8% low bound.
         b.application(session, srv, "app-gc", duration_ms=60 * 60_000)
         session.commit()
     engine.dispose()
@@ -52,6 +52,14 @@ def test_yaml_edit_rescores_and_bad_edit_shows_banner(
         "moderate": 0.02,
         "severe": 0.03,
         "critical": 0.04,
+    }
+    heuristics_file.write_text(yaml.safe_dump(config))
+    # 4 min of GC spread over 8 slots costs 30 s: a CRITICAL pattern capped to LOW
+    second = client.get("/apps/app-gc").get_data(as_text=True)
+    assert _gc_severity(second) == "low"
+    # caps are thresholds of the same file: with none, the pattern's severity stands
+    config["executor_gc"]["cost_caps"] = {
+        "wall_seconds": {"moderate": 0, "severe": 0, "critical": 0}
     }
     heuristics_file.write_text(yaml.safe_dump(config))
     second = client.get("/apps/app-gc").get_data(as_text=True)
