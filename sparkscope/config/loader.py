@@ -15,6 +15,8 @@ from typing import Any
 import yaml
 
 from sparkscope import assets
+from sparkscope.config.notifications.model import NotificationSettings
+from sparkscope.config.notifications.section import parse_notifications
 from sparkscope.config.parsing import (
     ConfigError,
     boolean,
@@ -117,6 +119,8 @@ class Config:
     web: WebConfig = field(default_factory=WebConfig)
     prices: PriceConfig = field(default_factory=PriceConfig)
     predictions: PredictionConfig = field(default_factory=PredictionConfig)
+    #: alerts and digests (None: the section is absent, nothing is sent)
+    notifications: NotificationSettings | None = None
     source: str | None = None
 
     def server(self, name: str) -> ServerConfig:
@@ -177,7 +181,7 @@ _SERVER_KEYS: dict[str, Callable[[Any], Any]] = {
     "read_timeout_s": non_negative_number,
     "request_deadline_s": non_negative_number,
 }
-_TOP_KEYS = {"database_url", "data_dir", "heuristics_path", "servers", *_SECTIONS}
+_TOP_KEYS = {"database_url", "data_dir", "heuristics_path", "servers", "notifications", *_SECTIONS}
 
 
 def _section(raw: Any, name: str, file: str | None) -> dict[str, Any]:
@@ -284,6 +288,7 @@ def parse_config(
         web=WebConfig(**web),
         prices=PriceConfig(**_section(raw.get("prices"), "prices", file)),
         predictions=PredictionConfig(**_section(raw.get("predictions"), "predictions", file)),
+        notifications=parse_notifications(raw.get("notifications"), file=file),
         source=file,
     )
 

@@ -14,6 +14,7 @@ from sparkscope.models import (  # noqa: F401  (registers every table)
     app_rows,
     application,
     fetch,
+    notify,
     pipeline,
     predictions,
     summary,
