@@ -9,13 +9,22 @@ def register_blueprints(app: Flask) -> None:
     """Register every blueprint and the Jinja filters on ``app``."""
     from sparkscope.web.filters import register_filters
     from sparkscope.web.request import AppIdConverter, app_link, config_error_context
-    from sparkscope.web.views import api, compare, dashboard, detail, help, history, search
+    from sparkscope.web.views import (
+        api,
+        compare,
+        dashboard,
+        detail,
+        help,
+        history,
+        notifications,
+        search,
+    )
 
     app.url_map.converters["app_id"] = AppIdConverter
     register_filters(app)
     app.jinja_env.globals["app_url"] = app_link
     app.context_processor(config_error_context)  # the banner on every page, none can forget it
-    for module in (dashboard, search, detail, compare, history, help, api):
+    for module in (dashboard, search, detail, compare, history, notifications, help, api):
         app.register_blueprint(module.bp)
     from sparkscope.web.views import whatif
 
