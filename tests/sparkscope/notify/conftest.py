@@ -229,3 +229,42 @@ def receiver() -> Iterator[Receiver]:
 @pytest.fixture
 def closed_port() -> int:
     return free_port()
+
+
+# ------------------------------------------------------------------------ the recorded corpora
+
+
+@pytest.fixture(scope="module", params=["postgresql", "sqlite"])
+def corpus_master(
+    request: pytest.FixtureRequest,
+    pg_server_url: str,
+    pg_template: str,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[str]:
+    """demo/spark-events and demo/recurring-events fetched with the corpus's notifications, on
+    PostgreSQL and on SQLite (once per module; tests work on copies)."""
+    from tests.conftest import create_pg_database, drop_pg_database
+    from tests.sparkscope.notify.corpus import RECURRING, SPARK_EVENTS, fetch, write_config
+
+    folder = tmp_path_factory.mktemp("corpus")
+    if request.param == "postgresql":
+        url = create_pg_database(pg_server_url, template=pg_template)
+    else:
+        url = f"sqlite:///{folder / 'master.db'}"
+    config = write_config(folder / "sparkscope.yaml")
+    fetch(url, config, SPARK_EVENTS, RECURRING)
+    yield url
+    if request.param == "postgresql":
+        drop_pg_database(pg_server_url, url)
+
+
+@pytest.fixture
+def corpus_url(corpus_master: str, pg_server_url: str, tmp_path: Path) -> Iterator[str]:
+    """A copy of the corpus database, the test's own."""
+    from tests.conftest import drop_pg_database
+    from tests.sparkscope.notify.corpus import copy_database
+
+    url = copy_database(corpus_master, pg_server_url, tmp_path)
+    yield url
+    if url.startswith("postgresql"):
+        drop_pg_database(pg_server_url, url)
