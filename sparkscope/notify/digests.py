@@ -206,24 +206,32 @@ def _failures(
 
 
 def _core_hours(apps: Sequence[_App]) -> float | None:
+    """Allocated core-hours of the applications (0 for none; None when none of them is known)."""
     known = [a.core_hours for a in apps if a.core_hours is not None]
-    return round(sum(known), 6) if known else None
+    return round(sum(known), 6) if known or not apps else None
 
 
 def _money(core_hours: float | None, ctx: DigestContext) -> float | None:
     if core_hours is None or ctx.core_hour_price is None:
         return None
-    return round(core_hours * ctx.core_hour_price, 2)
+    return core_hours * ctx.core_hour_price
+
+
+def _iso_ms(t: dt.datetime) -> str:
+    """``2026-11-29T17:59:59.999Z`` (milliseconds only when there are any)."""
+    utc = t.astimezone(dt.UTC)
+    text = utc.strftime("%Y-%m-%dT%H:%M:%S")
+    return f"{text}.{utc.microsecond // 1000:03d}Z" if utc.microsecond >= 1000 else f"{text}Z"
 
 
 def _links(scope: Scope, period: Period, base_url: str) -> tuple[Link, ...]:
     def single(values: frozenset[str] | None) -> str | None:
         return next(iter(values)) if values and len(values) == 1 else None
 
-    last_ms = _ms(period.end) - 1
+    last = dt.datetime.fromtimestamp((_ms(period.end) - 1) / 1000, dt.UTC)
     search = search_path(
-        end_from=period.start.astimezone(dt.UTC).isoformat().replace("+00:00", "Z"),
-        end_to=dt.datetime.fromtimestamp(last_ms / 1000, dt.UTC).isoformat().replace("+00:00", "Z"),
+        end_from=_iso_ms(period.start),
+        end_to=_iso_ms(last),
         user=single(scope.user),
         queue=single(scope.queue),
         server=single(scope.server),

@@ -9,6 +9,7 @@ value for its format. The webhook payload is structured data instead
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
@@ -139,6 +140,14 @@ def _local(t: dt.datetime, tz: str) -> str:
     return t.astimezone(ZoneInfo(tz)).strftime("%a %Y-%m-%d %H:%M")
 
 
+def _against(fmt: Callable[[float | None], str], now: float | None, before: float | None) -> str:
+    """A period's figure against the period before's: ``12.50 (+20.5% vs 10.37 the period
+    before)``."""
+    if before is None:
+        return f"{fmt(now)} (none the period before)"
+    return f"{fmt(now)} ({fmt_change(now, before)} vs {fmt(before)} the period before)"
+
+
 def _more(shown: int, total: int) -> tuple[str, ...]:
     if total == 0:
         return ("None.",)
@@ -156,16 +165,10 @@ def digest_doc(d: Digest) -> Doc:
     worst_level = next((lvl for lvl, n in counts if n), None)
     facts = [("Applications", str(d.apps_total))]
     facts += [(severity_name(lvl).capitalize(), str(n)) for lvl, n in counts]
-    change = fmt_change(d.core_hours, d.previous_core_hours)
-    facts.append(
-        (
-            "Core-hours",
-            f"{fmt_hours(d.core_hours)} ({change} vs {fmt_hours(d.previous_core_hours)} the period before)",
-        )
-    )
+    facts.append(("Core-hours", _against(fmt_hours, d.core_hours, d.previous_core_hours)))
     if d.money is not None:
-        money_change = fmt_change(d.money, d.previous_money)
-        facts.append(("Cost", f"{fmt_money(d.money, d.currency)} ({money_change})"))
+        money = _against(lambda v: fmt_money(v, d.currency), d.money, d.previous_money)
+        facts.append(("Cost", money))
     n_regressions = max(d.regressions_total, len(d.regressions))
     n_failures = max(d.failures_total, len(d.failures))
     facts += [("Regressions", str(n_regressions)), ("Failed", str(n_failures))]

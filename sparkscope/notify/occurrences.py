@@ -144,7 +144,7 @@ def _median_cost(session: Session, app: Application, key: str, need: int) -> flo
 def _money(core_hours: float | None, ctx: Context) -> float | None:
     if core_hours is None or ctx.core_hour_price is None:
         return None
-    return round(core_hours * ctx.core_hour_price, 2)
+    return core_hours * ctx.core_hour_price
 
 
 def events_for(session: Session, app_pks: Sequence[int], ctx: Context) -> list[AlertEvent]:
