@@ -268,3 +268,74 @@ def corpus_url(corpus_master: str, pg_server_url: str, tmp_path: Path) -> Iterat
     yield url
     if url.startswith("postgresql"):
         drop_pg_database(pg_server_url, url)
+
+
+# ------------------------------------------------------------------------------- a TCP gate
+
+
+class Gate:
+    """A TCP proxy in front of a server: it forwards the first ``passes`` connections and holds
+    every later one without reading a byte of it (the server never sees those), until
+    :meth:`open`, which drops the held ones and forwards every new connection. A client blocked
+    at the gate has claimed its message but not sent it."""
+
+    def __init__(self, target_port: int, passes: int) -> None:
+        self.target_port = target_port
+        self.passes = passes
+        self.opened = False
+        self.held: list[socket.socket] = []
+        self.sockets: list[socket.socket] = []
+        self.accepted = 0
+        self.lock = threading.Lock()
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            with self.lock:
+                self.accepted += 1
+                forward = self.opened or self.accepted <= self.passes
+                if not forward:
+                    self.held.append(client)
+            if forward:
+                upstream = socket.create_connection(("127.0.0.1", self.target_port))
+                with self.lock:
+                    self.sockets += [client, upstream]
+                for a, b in ((client, upstream), (upstream, client)):
+                    threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (src, dst):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def open(self) -> None:
+        with self.lock:
+            self.opened = True
+            for s in self.held:
+                s.close()
+            self.held.clear()
+
+    def url(self, path: str = "/hook") -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def close(self) -> None:
+        self.open()
+        self.listener.close()
+        with self.lock:
+            for s in self.sockets:
+                s.close()

@@ -39,6 +39,7 @@ NOTIFICATIONS: dict[str, Any] = {
             "from": "sparkscope@example.com",
             "to": ["team@example.com"],
         },
+        {"name": "slack", "type": "slack", "webhook_url_env": "T_SLACK"},
     ],  # fmt: skip
     "rules": [
         {
@@ -52,6 +53,12 @@ NOTIFICATIONS: dict[str, Any] = {
             },
             "channels": ["hook"],
         },  # fmt: skip
+        {
+            # the hook has the failure from the rule above: only Slack gets it from this one
+            "name": "failures",
+            "when": {"failed": True},
+            "channels": ["slack", "hook"],
+        },
         {
             "name": "daily-mail",
             "scope": {"name": "^(daily|flaky)_"},

@@ -79,6 +79,8 @@ def test_a_fetch_writes_the_alerts_its_rules_decide(corpus_url: str) -> None:
     assert {(r.kind, r.state, r.rule, r.attempts) for r in hook} == {
         ("alert", "pending", "severe", 0)
     }
+    (slack,) = [r for r in got if r.channel == "slack"]
+    assert (slack.rule, slack.summary) == ("failures", HOOK_SUMMARIES[1])
     # every daily_sales_etl finding: three single messages, then the rule's limit folds the rest
     mail = [r for r in got if r.channel == "mail"]
     daily = findings_of(corpus_url, "daily_sales_etl")
