@@ -23,7 +23,6 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 from sparkscope.models.base import Base, Json, _app_fk, _count
 from sparkscope.models.fetch import HistoryServer
 
-
 #: The sort keys of search's "impact" and "waste" orders, as their indexes hold them.
 IMPACT_RANK_SQL = "coalesce(impact_core_hours, -1)"
 WASTE_RANK_SQL = "coalesce(wasted_core_hours, -1)"

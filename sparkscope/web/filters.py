@@ -10,6 +10,7 @@ from flask import Flask
 from markupsafe import Markup, escape
 
 from sparkscope.accounting.resources import price_of
+from sparkscope.present.answer import change_lines, conf_block, finding_conf, finding_stages
 from sparkscope.present.columns import details_table, finding_value, param_unit
 from sparkscope.present.display import (
     SEVERITIES,
@@ -34,6 +35,7 @@ from sparkscope.present.display import (
     severity_style,
     stage_duration_ms,
 )
+from sparkscope.present.sizing import point_sentence, size_conf, size_words
 from sparkscope.web.rows import stage_rows
 
 
@@ -135,6 +137,13 @@ def register_filters(app: Flask) -> None:
         change_class=change_class,
         doc=render_doc,
         merge_args=merge_args,
+        size_words=size_words,
+        size_conf=size_conf,
+        point_sentence=point_sentence,
+        conf_text=conf_block,
+        change_lines=change_lines,
+        finding_conf=finding_conf,
+        finding_stages=finding_stages,
     )
     app.jinja_env.globals.update(
         zip=zip,

@@ -86,6 +86,36 @@ def app_link(app_id: str, server: str | None, attempt_id: str = "") -> str:
     return base + quote(app_id, safe="") + _pinned_query(server, attempt_id)
 
 
+def whatif_link(app_id: str, server: str | None, attempt_id: str = "") -> str:
+    """URL of an application's what-if page (``/apps/<id>/whatif``, the id encoded as in
+    :func:`app_link`; an id that is only dots goes in the query string of ``/whatif``)."""
+    if app_id in _DOT_SEGMENTS:
+        args = {k: v for k, v in (("server", server), ("attempt", attempt_id)) if v}
+        return f"{url_for('sizing.chooser')}?{urlencode({'app_id': app_id, **args})}"
+    return _sub_page(app_id, "/whatif") + _pinned_query(server, attempt_id)
+
+
+def stage_link(
+    app_id: str, server: str | None, attempt_id: str, stage_id: int, stage_attempt: int
+) -> str:
+    """URL of one stage attempt of an application: ``/apps/<id>/stages/<stage>/<attempt>``, the
+    id encoded as in :func:`app_link`. An id that is only dots cannot be a path segment: its
+    link is the application page with ``stage`` and ``stage_attempt`` in the query string."""
+    if app_id in _DOT_SEGMENTS:
+        args = {k: v for k, v in (("server", server), ("attempt", attempt_id)) if v}
+        query = {"app_id": app_id, **args, "stage": stage_id, "stage_attempt": stage_attempt}
+        return f"{url_for('detail.app_page')}?{urlencode(query)}"
+    suffix = f"/stages/{int(stage_id)}/{int(stage_attempt)}"
+    return _sub_page(app_id, suffix) + _pinned_query(server, attempt_id)
+
+
+def _sub_page(app_id: str, suffix: str) -> str:
+    base = g.get("app_link_base")
+    if base is None:
+        base = g.app_link_base = url_for("detail.app_page", app_id="_")[:-1]
+    return base + quote(app_id, safe="") + suffix
+
+
 @lru_cache(maxsize=256)
 def _pinned_query(server: str | None, attempt_id: str) -> str:
     """ "?server=..&attempt=.." of an application link ("" when neither is set); a page links
