@@ -198,8 +198,10 @@ def worst_apps(session: Session, since_ms: int, limit: int = 10) -> list[WorstAp
     )
     out = []
     for r in rows:
-        top = (badges.get(r.id) or [None])[0]
-        fix, conf = "", ()
+        found = badges.get(r.id) or []
+        top = found[0] if found else None
+        fix = ""
+        conf: tuple[tuple[str, str], ...] = ()
         if top is not None:
             stored = _stored_result(documents.get(r.id), top.heuristic)
             fix = str(stored.get("advice") or "")

@@ -65,7 +65,7 @@ def active_filters(
         rest = {k: v for k, v in kept.items() if k != key}
         if key == "severity":
             rest.pop("severity_mode", None)
-        out.append((label, shown, url_for("search.search", **rest)))
+        out.append((label, shown, url_for("search.search", **rest)))  # type: ignore[arg-type]
     return out
 
 

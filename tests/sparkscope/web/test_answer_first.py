@@ -213,9 +213,17 @@ def test_what_changed_is_shown_whatever_the_verdict(client: FlaskClient) -> None
     assert 'id="what-changed"' not in page(client, "/apps/app-quiet")  # no prediction at all
 
 
-def test_the_api_carries_the_changes(client: FlaskClient) -> None:
+def test_the_api_carries_the_verdict_and_the_changes(client: FlaskClient) -> None:
     body = client.get("/api/apps/app-bad").get_json()
     assert body["prediction"]["changes"]["items"][0]["after"] == XSS  # JSON, not HTML
+    assert body["verdict"]["heuristic"] == "stage_skew" and body["verdict"]["severity"] == "severe"
+    assert body["verdict"]["cost"] == "5.0 min of wall time, 1.25 core-hours"
+    assert client.get("/api/apps/app-quiet").get_json()["verdict"] is None
+    listed = {a["app_id"]: a for a in client.get("/api/apps").get_json()["apps"]}
+    assert (
+        listed["app-bad"]["impact_core_hours"] == 2.5
+        and listed["app-new"]["impact_core_hours"] is None
+    )
 
 
 def test_no_conf_block_without_settings(client: FlaskClient) -> None:
@@ -337,6 +345,16 @@ def test_dashboard_counts_equal_what_their_links_list(client: FlaskClient) -> No
     links = re.findall(r'<a class="count" href="([^"]+)">([\d,]+)</a>', table.group(1))
     assert len(links) == 12  # 6 severities (unknown included) x 2 periods
     for href, count in links:
+        listed = page(client, href.replace("&amp;", "&"))
+        shown = re.search(r'id="result-count">([\d,]+)', listed)
+        assert shown is not None and shown.group(1) == count, href
+    # So do the most frequent findings of the week.
+    frequent = re.findall(
+        r'<tr><td><a href="(/search\?heuristic=[^"]+)">[^<]+</a>.*?</td><td>([\d,]+)</td></tr>',
+        html,
+    )
+    assert len(frequent) == 4
+    for href, count in frequent:
         listed = page(client, href.replace("&amp;", "&"))
         shown = re.search(r'id="result-count">([\d,]+)', listed)
         assert shown is not None and shown.group(1) == count, href
