@@ -34,6 +34,17 @@ def size_conf(executors: int, cores: int, dynamic: bool = False) -> list[tuple[s
     return [(count, str(int(executors))), ("spark.executor.cores", str(int(cores)))]
 
 
+def fmt_deadline(ms: float | None) -> str:
+    """A deadline as exactly as it was asked: ``90 s``, ``30 min``, ``2 h`` (not ``1.5 min``)."""
+    if ms is None:
+        return ""
+    value = int(ms)
+    for unit, size in (("h", 3_600_000), ("min", 60_000), ("s", 1000)):
+        if value >= size and value % size == 0:
+            return f"{value // size:,} {unit}"
+    return fmt_duration_ms(value) if value >= 1000 else f"{value} ms"
+
+
 def has_interval(points: Sequence[Mapping[str, Any]]) -> bool:
     """Whether any point has a band around its prediction."""
     return any(p["high_ms"] > p["low_ms"] for p in points)

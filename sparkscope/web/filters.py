@@ -36,7 +36,7 @@ from sparkscope.present.display import (
     severity_style,
     stage_duration_ms,
 )
-from sparkscope.present.sizing import point_sentence, size_conf, size_words
+from sparkscope.present.sizing import fmt_deadline, point_sentence, size_conf, size_words
 from sparkscope.web.rows import stage_rows
 
 
@@ -142,6 +142,7 @@ def register_filters(app: Flask) -> None:
         size_words=size_words,
         size_conf=size_conf,
         point_sentence=point_sentence,
+        deadline=fmt_deadline,
         conf_text=conf_block,
         change_lines=change_lines,
         finding_conf=finding_conf,

@@ -7,6 +7,7 @@ from typing import Any
 
 from sparkscope.present.sizing import (
     cheapest,
+    fmt_deadline,
     cores_label,
     duration_figure,
     fastest,
@@ -49,6 +50,13 @@ def test_one_interval_wording_and_none_where_there_is_none() -> None:
     priced = point(2, 30_000, cost=0.25)
     assert point_sentence(priced, "EUR").endswith("core-hours, 0.25 EUR")
     assert has_interval([bare, banded]) and not has_interval([bare])
+
+
+def test_deadlines_read_as_they_were_asked() -> None:
+    assert [fmt_deadline(ms) for ms in (90_000, 80_000, 1_800_000, 7_200_000, 1500, 450)] == [
+        "90 s", "80 s", "30 min", "2 h", "1.5 s", "450 ms",
+    ]  # fmt: skip
+    assert fmt_deadline(None) == ""
 
 
 def test_fastest_and_cheapest() -> None:

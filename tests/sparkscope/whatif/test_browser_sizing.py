@@ -68,7 +68,7 @@ def test_what_if_page_from_the_navigation(page, base_url: str) -> None:  # type:
     rec = page.locator("#whatif-recommendation")
     executors = rec.get_attribute("data-executors")
     assert executors and rec.inner_text().startswith(
-        f"For a deadline of 1.5 min: {executors} executors of 1 core"
+        f"For a deadline of 90 s: {executors} executors of 1 core"
     )
     page.click("#whatif-conf-copy")
     page.wait_for_selector("#whatif-conf-copy[data-copied='1']")

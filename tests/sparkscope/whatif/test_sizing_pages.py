@@ -61,7 +61,7 @@ def test_whatif_deadline_recommends_what_the_api_points_give(client: FlaskClient
     assert best is not None
     line = text_of(html, "whatif-recommendation")
     assert line.startswith(
-        f"For a deadline of 1.5 min: {best['executors']} executors of 1 core: "
+        f"For a deadline of 90 s: {best['executors']} executors of 1 core: "
         f"spark.executor.instances={best['executors']}, spark.executor.cores=1 — predicted "
     )
     assert "likely" in line  # this application has an interval: one wording everywhere
