@@ -5,6 +5,7 @@ Kept apart from the app factory so that views never import it."""
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import NoReturn
 from urllib.parse import quote, urlencode
@@ -68,19 +69,23 @@ def prices() -> Prices:
 
 #: Path segments a browser removes from a URL even when percent-encoded (URL standard).
 _DOT_SEGMENTS = (".", "..")
+#: Ids whose path would read as a page under another application's (the server decodes %2F
+#: before routing): linked through the query string instead.
+_SUB_PAGE = re.compile(r"/(?:whatif|stages/\d+/\d+)$")
 
 
 def app_link(app_id: str, server: str | None, attempt_id: str = "") -> str:
     """URL of an application's page (server and attempt pinned so the link never goes stale).
 
     The id is percent-encoded whole (``/``, ``..``, CR/LF included) so the browser keeps it; an id
-    that is only dots goes in the query string, since browsers resolve such a segment away.
+    that is only dots goes in the query string, since browsers resolve such a segment away, and so
+    does one that ends like a page of another application (``x/whatif``).
     """
     # Built by hand: the history chart needs a thousand of these and url_for costs ~70 us each.
     base = g.get("app_link_base")
     if base is None:
         base = g.app_link_base = url_for("detail.app_page", app_id="_")[:-1]
-    if app_id in _DOT_SEGMENTS:
+    if app_id in _DOT_SEGMENTS or _SUB_PAGE.search(app_id):
         args = {k: v for k, v in (("server", server), ("attempt", attempt_id)) if v}
         return f"{base}?{urlencode({'app_id': app_id, **args})}"
     return base + quote(app_id, safe="") + _pinned_query(server, attempt_id)

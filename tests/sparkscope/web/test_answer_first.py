@@ -256,7 +256,7 @@ def test_findings_link_the_stages_they_were_seen_in(client: FlaskClient) -> None
 
 
 def test_stage_and_whatif_links_encode_odd_ids(url: str) -> None:
-    from sparkscope.web.request import stage_link, whatif_link
+    from sparkscope.web.request import app_link, stage_link, whatif_link
 
     app = make_app(url)
     with app.test_request_context("/"):
@@ -267,6 +267,9 @@ def test_stage_and_whatif_links_encode_odd_ids(url: str) -> None:
         )
         assert whatif_link("x/../y", "prod", "1") == "/apps/x%2F..%2Fy/whatif?server=prod&attempt=1"
         assert whatif_link(".", None) == "/whatif?app_id=."
+        # An id that ends like another application's page opens as itself.
+        assert app_link("x/whatif", "prod") == "/apps/?app_id=x%2Fwhatif&server=prod"
+        assert app_link("x/stages/1/0", None) == "/apps/?app_id=x%2Fstages%2F1%2F0"
     app.extensions["sparkscope.engine"].dispose()
 
 
