@@ -7,10 +7,10 @@ from typing import Any
 
 from sparkscope.present.sizing import (
     cheapest,
-    fmt_deadline,
     cores_label,
     duration_figure,
     fastest,
+    fmt_deadline,
     has_interval,
     interval_words,
     point_sentence,

@@ -151,6 +151,8 @@ def url(pg_server_url: str, pg_template: str) -> Iterator[str]:
         b.mark_analyzed(session, quiet, fingerprint, Severity.NONE)
         # Fetched without analysis: no severity yet.
         b.application(session, other, "app-new", name="hourly", start_ms=now - 5 * HOUR_MS)
+        evil = b.application(session, other, "app-evil", name=XSS, start_ms=now - 60 * HOUR_MS)
+        b.mark_analyzed(session, evil, fingerprint, Severity.NONE)
         old = b.application(session, srv, "app-old", name="weekly", start_ms=now - 50 * HOUR_MS)
         b.finding(session, old, "disk_spill", Severity.MODERATE, "Spilled", impact_core_hours=50.0)
         b.mark_analyzed(session, old, fingerprint)
@@ -273,6 +275,17 @@ def test_stage_and_whatif_links_encode_odd_ids(url: str) -> None:
     app.extensions["sparkscope.engine"].dispose()
 
 
+def test_whatif_and_sizing_pages_say_why_not_and_escape(client: FlaskClient) -> None:
+    # These runs have no task-time distributions: the pages say so instead of guessing.
+    html = page(client, "/apps/app-evil/whatif")
+    assert 'id="whatif-problem">No what-if for this run: ' in html
+    assert XSS not in html and ESCAPED in html  # the application's name
+    sized = client.get("/advise?name=" + XSS.replace("<", "%3C") + "&deadline=1h")
+    assert sized.status_code == 422
+    body = sized.get_data(as_text=True)
+    assert XSS not in body and 'id="advise-problem">no run of' in body and ESCAPED in body
+
+
 def ids(html: str) -> list[str]:
     return re.findall(r'class="app-id" href="[^"]*">([^<]+?)(?: / \d+)?</a>', html)
 
@@ -281,7 +294,7 @@ def test_search_sorts_by_impact_and_waste_costliest_first(client: FlaskClient) -
     # Impact: the costliest finding's core-hours (app-old 50, app-bad 2.5, app-cheap 0.1), then
     # 0 for the quiet ones, the unanalysed one last.
     assert ids(page(client, "/search?sort=impact")) == [
-        "app-old", "app-bad", "app-cheap", "app-quiet", "app-before", "app-new",
+        "app-old", "app-bad", "app-cheap", "app-quiet", "app-before", "app-evil", "app-new",
     ]  # fmt: skip
     assert ids(page(client, "/search?sort=impact&order=asc"))[0] == "app-new"
     assert ids(page(client, "/search?sort=waste"))[:2] == ["app-cheap", "app-bad"]
@@ -297,6 +310,7 @@ def test_exact_severity_and_unknown(client: FlaskClient) -> None:
     assert ids(page(client, "/search?severity=none&severity_mode=exactly")) == [
         "app-quiet",
         "app-before",
+        "app-evil",
     ]
     assert ids(page(client, "/search?severity=none")) != ids(
         page(client, "/search?severity=none&severity_mode=exactly")
@@ -322,7 +336,7 @@ def test_every_filter_in_force_is_shown_with_a_way_to_remove_it(client: FlaskCli
     assert "No filter: every application." in page(client, "/search")
     servers = page(client, "/search?server=staging")
     assert '<option value="staging" selected>staging</option>' in servers
-    assert set(ids(servers)) == {"app-quiet", "app-new"}
+    assert set(ids(servers)) == {"app-quiet", "app-new", "app-evil"}
 
 
 def test_dashboard_lists_the_days_costliest_applications_with_their_fix(
