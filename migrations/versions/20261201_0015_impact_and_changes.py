@@ -9,7 +9,8 @@ no NULLS LAST).
 
 ``run_prediction.changes`` is what changed in a run against the runs it was predicted from
 (settings, input, stage time per byte, findings), for every predicted run. Rows stored before this
-revision have none (NULL): the next fetch or ``sparkscope analyze`` recomputes them.
+revision have none (NULL): ``sparkscope analyze`` (or a fetch that loads runs of their server)
+recomputes them.
 
 Revision ID: 0015
 Revises: 0010
