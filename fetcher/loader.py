@@ -51,6 +51,7 @@ def load_application(
     update = {k: v for k, v in row.items() if k not in ("server_id", "app_id", "attempt_id")}
     # Findings are derived from the old rows: clear them so analysis re-scores this app.
     update["worst_severity"] = None
+    update["impact_core_hours"] = None
     update["analysis_fingerprint"] = None
     existing = session.scalar(
         select(Application.id).where(
