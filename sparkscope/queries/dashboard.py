@@ -18,7 +18,7 @@ from sparkscope.models.fetch import FetchRun, HistoryServer
 from sparkscope.models.summary import DaySummary
 from sparkscope.present.answer import finding_conf
 from sparkscope.present.display import SEVERITY_NAMES, severity_name
-from sparkscope.queries.search import ROW_COLUMNS, AppRow, Badge, app_row, badges_for
+from sparkscope.queries.search import ROW_COLUMNS, AppRow, Badge, app_row
 
 
 @dataclass(frozen=True)
@@ -174,10 +174,12 @@ def _top_wasted_by(session: Session, dimension: str, since_ms: int, limit: int) 
 def worst_apps(session: Session, since_ms: int, limit: int = 10) -> list[WorstApp]:
     """The applications started since ``since_ms`` with a finding, costliest first (the impact
     of their costliest finding, then their worst severity), each with its top finding (the worst,
-    the costliest among equals) and that finding's advice and settings from the stored results."""
+    the costliest among equals) and that finding's advice and settings, from its stored results
+    document (one query: the rank index, then each row and its document by key)."""
     rows = session.execute(
-        select(*ROW_COLUMNS)
+        select(*ROW_COLUMNS, Analysis.results)
         .join(HistoryServer, HistoryServer.id == Application.server_id)
+        .outerjoin(Analysis, Analysis.application_id == Application.id)
         .where(Application.start_time_ms >= since_ms, Application.worst_severity > 0)
         .order_by(
             literal_column(IMPACT_RANK_SQL).desc(),
@@ -187,26 +189,19 @@ def worst_apps(session: Session, since_ms: int, limit: int = 10) -> list[WorstAp
         )
         .limit(limit)
     ).all()
-    pks = [r.id for r in rows]
-    badges = badges_for(session, pks)
-    documents = dict(
-        session.execute(
-            select(Analysis.application_id, Analysis.results).where(
-                Analysis.application_id.in_(pks)
-            )
-        ).all()
-    )
     out = []
     for r in rows:
-        found = badges.get(r.id) or []
-        top = found[0] if found else None
-        fix = ""
-        conf: tuple[tuple[str, str], ...] = ()
-        if top is not None:
-            stored = _stored_result(documents.get(r.id), top.heuristic)
-            fix = str(stored.get("advice") or "")
-            conf = tuple(finding_conf(_Conf(stored.get("conf"))))
-        out.append(WorstApp(app_row(r, badges.get(r.id, [])), top, fix, conf))
+        fired = _fired(r.results)
+        badges = [Badge(f["name"], int(f["severity"]), str(f.get("title") or "")) for f in fired]
+        top = fired[0] if fired else None
+        out.append(
+            WorstApp(
+                app_row(r, badges),
+                badges[0] if badges else None,
+                str(top.get("advice") or "") if top else "",
+                tuple(finding_conf(_Conf(top.get("conf")))) if top else (),
+            )
+        )
     return out
 
 
@@ -215,14 +210,28 @@ class _Conf:
     conf: Any
 
 
-def _stored_result(document: str | None, heuristic: str) -> dict[str, Any]:
-    """One heuristic's result in a stored results document ({} when absent or unreadable)."""
+def _fired(document: str | None) -> list[dict[str, Any]]:
+    """The results above NONE of a stored results document, worst first and the costliest first
+    among equals (as search's badges); [] when absent or unreadable."""
     try:
         results = orjson.loads(document) if document else []
     except orjson.JSONDecodeError:
-        return {}
-    found = [r for r in results if isinstance(r, dict) and r.get("name") == heuristic]
-    return found[0] if found else {}
+        return []
+    fired = [
+        r
+        for r in results
+        if isinstance(r, dict)
+        and isinstance(r.get("name"), str)
+        and isinstance(r.get("severity"), int)
+        and r["severity"] > 0
+    ]
+
+    def cost(r: dict[str, Any]) -> float:
+        impact = r.get("impact")
+        hours = impact.get("core_hours") if isinstance(impact, dict) else None
+        return float(hours) if isinstance(hours, int | float) else -1.0
+
+    return sorted(fired, key=lambda r: (-r["severity"], -cost(r), r["name"]))
 
 
 def dashboard(session: Session, now_ms: int, days: int = 7, top: int = 10) -> Dashboard:
