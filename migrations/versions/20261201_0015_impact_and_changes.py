@@ -5,8 +5,7 @@ and what changed in every predicted run
 no finding has a cost, NULL until analysed), filled here from the stored findings; the analysis
 keeps it from then on. Two indexes read search's "impact" and "waste" orders in index order, with
 unknown figures below every known one on both databases (an expression, as SQLite's indexes know
-no NULLS LAST); on PostgreSQL the index search reads the applications found through their findings
-from also holds the impact and the waste, so those orders stay index-only there too.
+no NULLS LAST).
 
 ``run_prediction.changes`` is what changed in a run against the runs it was predicted from
 (settings, input, stage time per byte, findings), for every predicted run. Rows stored before this
@@ -58,8 +57,6 @@ def upgrade() -> None:
         "application",
         [sa.text("coalesce(wasted_core_hours, -1)"), "start_time_ms", "id"],
     )
-    if postgres:
-        _finding_index(include=["impact_core_hours", "wasted_core_hours"])
     json_type = postgresql.JSONB() if postgres else sa.JSON()
     op.add_column(
         "run_prediction",
@@ -73,19 +70,7 @@ def upgrade() -> None:
     )
 
 
-def _finding_index(include: list[str]) -> None:
-    op.drop_index("ix_application_id_start_severity", table_name="application")
-    op.create_index(
-        "ix_application_id_start_severity",
-        "application",
-        ["id", "start_time_ms", "worst_severity"],
-        postgresql_include=include,
-    )
-
-
 def downgrade() -> None:
-    if op.get_bind().dialect.name == "postgresql":
-        _finding_index(include=[])
     op.drop_index("ix_application_waste_rank", table_name="application")
     op.drop_index("ix_application_impact_rank", table_name="application")
     # SQLite (3.35+) drops a column in place: a batch copy of `application` would lose its triggers.

@@ -43,16 +43,9 @@ class Application(Base):
         Index("ix_application_worst_severity_start", "worst_severity", "start_time_ms"),
         Index("ix_application_duration_ms", "duration_ms"),
         Index("ix_application_wasted_core_hours", "wasted_core_hours"),
-        # Search orders applications found through their findings by start time, impact or waste,
-        # reading them and the worst severity from here instead of each application's row
-        # (migration 0008; the impact and waste since 0015).
-        Index(
-            "ix_application_id_start_severity",
-            "id",
-            "start_time_ms",
-            "worst_severity",
-            postgresql_include=["impact_core_hours", "wasted_core_hours"],
-        ),
+        # Search orders applications found through their findings by start time, reading start and
+        # worst severity from here instead of each application's row (migration 0008).
+        Index("ix_application_id_start_severity", "id", "start_time_ms", "worst_severity"),
         # The dashboard's part day (severities, waste by user and queue, ids for the findings)
         # as index-only scans; its whole days come from day_summary.
         Index(
