@@ -199,7 +199,7 @@ def build(data: dict[str, Any]) -> tuple[AppRun, RunFacts]:
                 quantiles=quantiles,
                 run_q=run_q,
                 duration_q=dur_q or (),
-                slowest_ms=tuple(slowest.get((sid, att), ())),
+                slowest_ms=tuple(sorted(slowest.get((sid, att), ()), reverse=True)),
                 submitted_ms=sub,
                 completed_ms=comp,
                 input_bytes=input_bytes,
