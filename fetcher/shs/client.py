@@ -281,7 +281,9 @@ def _retries_used(resp: requests.Response) -> int:
     return len(history) if history else 0
 
 
-def make_client(server: ServerConfig, fcfg: FetcherConfig, recorder: Any = None) -> ShsClient:
+def make_client(
+    server: ServerConfig, fetcher_config: FetcherConfig, recorder: Any = None
+) -> ShsClient:
     """A client for one configured server."""
     verify: bool | str = (
         server.ca_bundle if (server.verify_tls and server.ca_bundle) else server.verify_tls
@@ -290,8 +292,8 @@ def make_client(server: ServerConfig, fcfg: FetcherConfig, recorder: Any = None)
         server.url,
         connect_timeout_s=server.connect_timeout_s,
         read_timeout_s=server.read_timeout_s,
-        retries=fcfg.retries,
-        backoff_factor_s=fcfg.backoff_factor_s,
+        retries=fetcher_config.retries,
+        backoff_factor_s=fetcher_config.backoff_factor_s,
         verify=verify,
         recorder=recorder,
         deadline_s=server.request_deadline_s,

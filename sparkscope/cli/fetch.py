@@ -33,7 +33,7 @@ log = logging.getLogger("sparkscope.fetch")
 CRON_MARK = "# sparkscope-fetch"
 
 
-def server_for_url(url: str, fcfg: FetcherConfig | None = None) -> ServerConfig:
+def server_for_url(url: str, fetcher_config: FetcherConfig | None = None) -> ServerConfig:
     """A server that is not in the config, named after its host and port (or folder name)."""
     parts = urlsplit(url)
     if parts.scheme in ("http", "https"):

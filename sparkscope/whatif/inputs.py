@@ -187,8 +187,8 @@ def build(data: dict[str, Any]) -> tuple[AppRun, RunFacts]:
         ]
     slowest = data["slowest"]
     out = []
-    for sid, att, _status, n, run_ms, sub, comp, input_bytes in ran:
-        quantiles, run_q, dur_q = dists[(sid, att)]
+    for sid, attempt, _status, n, run_ms, sub, comp, input_bytes in ran:
+        quantiles, run_q, dur_q = dists[(sid, attempt)]
         sub = int(sub if sub is not None else start)
         comp = int(comp if comp is not None else end)
         out.append(
@@ -199,7 +199,7 @@ def build(data: dict[str, Any]) -> tuple[AppRun, RunFacts]:
                 quantiles=quantiles,
                 run_q=run_q,
                 duration_q=dur_q or (),
-                slowest_ms=tuple(sorted(slowest.get((sid, att), ()), reverse=True)),
+                slowest_ms=tuple(sorted(slowest.get((sid, attempt), ()), reverse=True)),
                 submitted_ms=sub,
                 completed_ms=comp,
                 input_bytes=input_bytes,
