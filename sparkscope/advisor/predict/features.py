@@ -20,6 +20,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
+from sparkscope.saferegex import admitted
+
 #: Spark settings whose change is reported as a cause and that enter the models.
 KEY_SETTINGS = (
     "spark.master",
@@ -83,10 +85,13 @@ def parse_size(text: str | None, default_unit: str = "") -> float | None:
 
 
 def recurring_key(name: str, patterns: Sequence[str] = ()) -> str:
-    """The application name with every normalisation regex removed, whitespace collapsed."""
+    """The application name with every normalisation regex removed, whitespace collapsed.
+
+    Each pattern runs as :mod:`sparkscope.saferegex` admits it: a pattern whose worst case is
+    superlinear rewrites only the first ``limit`` characters of a very long name."""
     out = name
     for p in patterns:
-        out = re.sub(p, "", out)
+        out = admitted(p).sub("", out)
     out = " ".join(out.split())
     return out or name
 
