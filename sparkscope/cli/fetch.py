@@ -25,16 +25,23 @@ from sparkscope.cli.common import (
     fail_usage,
     pass_config,
 )
-from sparkscope.config.loader import Config, FetcherConfig, ServerConfig
-from sparkscope.config.parsing import ConfigError
+from sparkscope.config.loader import Config, ServerConfig
+from sparkscope.config.parsing import SERVER_URL, ConfigError
 
 log = logging.getLogger("sparkscope.fetch")
 
 CRON_MARK = "# sparkscope-fetch"
 
 
-def server_for_url(url: str, fetcher_config: FetcherConfig | None = None) -> ServerConfig:
-    """A server that is not in the config, named after its host and port (or folder name)."""
+def server_for_url(url: str) -> ServerConfig:
+    """A server that is not in the config, named after its host and port (or folder name).
+
+    The URL is validated as ``servers[].url`` is (ConfigError naming ``--url``); credentials in
+    it are kept apart and sent as basic auth."""
+    try:
+        url = SERVER_URL(url)
+    except ValueError as exc:
+        raise ConfigError(None, "--url", str(exc)) from None
     parts = urlsplit(url)
     if parts.scheme in ("http", "https"):
         port = parts.port or (443 if parts.scheme == "https" else 80)
@@ -43,7 +50,7 @@ def server_for_url(url: str, fetcher_config: FetcherConfig | None = None) -> Ser
         path = Path(parts.path if parts.scheme == "file" else url).expanduser().resolve()
         name = path.name or str(path)
         url = str(path)
-    return ServerConfig(name=name, url=url.rstrip("/"))
+    return ServerConfig.from_url(name=name, url=url.rstrip("/"))
 
 
 def parse_since(text: str) -> int:
@@ -246,9 +253,11 @@ def dump(
     from fetcher.shs.client import ShsError
 
     try:
-        stats = dump_server(
-            server_for_url(server_url), config.fetcher, Path(out_dir), limit, app_ids
-        )
+        server = server_for_url(server_url)
+    except ConfigError as exc:
+        fail_usage(f"config error: {exc}")
+    try:
+        stats = dump_server(server, config.fetcher, Path(out_dir), limit, app_ids)
     except ShsError as exc:
         click.echo(f"sparkscope dump: {exc}", err=True)
         sys.exit(EXIT_UNREACHABLE)
