@@ -79,6 +79,7 @@ def fetch_app(
             failed[: max(1, fetcher_config.tasks_per_stage) * FAILED_TASKS_KEPT_FACTOR]
         )
         bundle.stage_executors.extend(parse_stage_executors(s["stage_id"], s["attempt_id"], data))
+    bundle.redact(redaction)
     return bundle
 
 
