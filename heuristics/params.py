@@ -62,21 +62,34 @@ def params_from_mapping(params_cls: type[P], mapping: Mapping[str, Any] | None, 
         return default
     if not isinstance(mapping, Mapping):
         raise HeuristicsConfigError(path, f"expected a mapping, got {type(mapping).__name__}")
-    known = {f.name for f in dataclasses.fields(default)}  # type: ignore[arg-type]
+    fields = {f.name: f for f in dataclasses.fields(default)}  # type: ignore[arg-type]
     changes: dict[str, object] = {}
     for key, raw in mapping.items():
         key_path = f"{path}.{key}"
-        if key not in known:
+        if key not in fields:
             raise HeuristicsConfigError(
-                key_path, f"unknown parameter (known: {', '.join(sorted(known))})"
+                key_path, f"unknown parameter (known: {', '.join(sorted(fields))})"
             )
-        changes[key] = _coerce(getattr(default, key), raw, key_path)
+        value = _coerce(getattr(default, key), raw, key_path)
+        _check_bounds(value, fields[key].metadata, key_path)
+        changes[key] = value
     return dataclasses.replace(default, **changes)  # type: ignore[type-var]
 
 
-def param(default: T, doc: str) -> T:
-    """A Params field with its default and a one-line doc (unit, direction) for the help page."""
-    return dataclasses.field(default=default, metadata={"doc": doc})  # type: ignore[no-any-return]
+def param(
+    default: T,
+    doc: str,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+) -> T:
+    """A Params field with its default and a one-line doc (unit, direction) for the help page.
+
+    A configured number (or each level of configured thresholds) is always >= 0; ``minimum`` and
+    ``maximum`` narrow that (a throughput of 0, a weight above 1)."""
+    return dataclasses.field(  # type: ignore[no-any-return]
+        default=default, metadata={"doc": doc, "minimum": minimum, "maximum": maximum}
+    )
 
 
 def param_docs(params_cls: type) -> dict[str, str]:
@@ -119,6 +132,34 @@ def _coerce(default: object, raw: object, path: str) -> object:
     raise HeuristicsConfigError(
         path, f"parameter of type {type(default).__name__} cannot be configured"
     )
+
+
+def _bounds(metadata: Mapping[str, Any]) -> tuple[float | None, float | None]:
+    """The bounds ``param()`` gave a field (every number is also >= 0, see ``_number``)."""
+    return metadata.get("minimum"), metadata.get("maximum")
+
+
+def _shown(number: float) -> str:
+    """A bound or value as an error shows it: 1000000, not 1e+06."""
+    if float(number).is_integer() and abs(number) < 1e15:
+        return str(int(number))
+    return repr(float(number))
+
+
+def _check_bounds(value: object, metadata: Mapping[str, Any], path: str) -> None:
+    low, high = _bounds(metadata)
+    if isinstance(value, Thresholds):
+        items = list(zip(LEVELS, value.values(), strict=True))
+        where = [f"{path}.{level}" for level in LEVELS]
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        items, where = [("", value)], [path]
+    else:
+        return
+    for (_level, number), key_path in zip(items, where, strict=True):
+        if low is not None and number < low:
+            raise HeuristicsConfigError(key_path, f"must be ≥ {_shown(low)}, got {_shown(number)}")
+        if high is not None and number > high:
+            raise HeuristicsConfigError(key_path, f"must be ≤ {_shown(high)}, got {_shown(number)}")
 
 
 def coerce_thresholds(
