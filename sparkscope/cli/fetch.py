@@ -27,6 +27,7 @@ from sparkscope.cli.common import (
 )
 from sparkscope.config.loader import Config, ServerConfig
 from sparkscope.config.parsing import SERVER_URL, ConfigError
+from sparkscope.printable import printable
 
 log = logging.getLogger("sparkscope.fetch")
 
@@ -220,17 +221,20 @@ def fetch(
             f"failed {len(r.failed)}; {r.requests} requests, {r.bytes / 1e6:.1f} MB, {r.seconds:.1f} s"
         )
         for app_id, error in r.failed:
-            click.echo(f"  failed {app_id}: {error}")
+            click.echo(f"  failed {printable(app_id)}: {printable(error)}")
         if r.gave_up:
             click.echo(
-                f"  gave up after {config.fetcher.max_app_failures} failures: {', '.join(r.gave_up)}"
+                f"  gave up after {config.fetcher.max_app_failures} failures: "
+                f"{printable(', '.join(r.gave_up))}"
             )
         if r.unreachable:
-            click.echo(f"  stopped: {r.unreachable}", err=True)
+            click.echo(f"  stopped: {printable(r.unreachable)}", err=True)
     total_loaded = sum(r.loaded for r in results)
     click.echo(f"total: loaded {total_loaded} applications in {seconds:.1f} s")
     for step, server_id, error in completed.failed:
-        click.echo(f"  {step} of server {server_id} not updated (retried next run): {error}")
+        click.echo(
+            f"  {step} of server {server_id} not updated (retried next run): {printable(error)}"
+        )
     if any(r.unreachable for r in results):
         sys.exit(EXIT_UNREACHABLE)
     if any(r.failed for r in results):

@@ -146,7 +146,7 @@ def facts_of(data: dict[str, Any]) -> RunFacts:
         driver_cores=driver_cores,
         driver_gb=(conf.driver_memory_bytes + conf.driver_overhead_bytes) / GIB,
         dynamic=(props.get("spark.dynamicAllocation.enabled") or "").strip().lower() == "true",
-        max_executors=int(max_exec) if max_exec.isdigit() else None,
+        max_executors=int(max_exec) if max_exec.isascii() and max_exec.isdigit() else None,
         input_bytes=int(data["input_bytes"]),
         duration_ms=int(data["duration"]),
     )
