@@ -120,7 +120,7 @@ def _progress(enabled: bool) -> Any:
 @click.option("--truncate", is_flag=True, help="Empty the database first.")
 @click.option("--yes", is_flag=True, help="Do not ask before --truncate.")
 @click.option(
-    "--threads", type=click.IntRange(min=1), help="Worker threads (default: fetcher.threads)."
+    "--threads", type=click.IntRange(1, 64), help="Worker threads (default: fetcher.threads)."
 )
 @click.option("--no-analyze", is_flag=True, help="Load only; findings are computed at first view.")
 @pass_config(database="setup")
@@ -160,6 +160,8 @@ def fetch(
         if is_local_source(s.url) and not local_source_path(s.url).is_dir():
             where = "" if url else f"server {s.name}: "
             fail_usage(f"{where}the folder {local_source_path(s.url)} does not exist")
+        if s.verify_tls and s.ca_bundle and not Path(s.ca_bundle).expanduser().is_file():
+            fail_usage(f"server {s.name}: servers[].ca_bundle {s.ca_bundle} is not a file")
     try:
         since_ms = parse_since(since) if since else None
     except click.BadParameter as exc:

@@ -104,7 +104,9 @@ def db_check(config: Config) -> None:
 
 @cli.command()
 @click.option("--host", default=None, help="Address to bind (default: web.host, 127.0.0.1).")
-@click.option("--port", type=int, default=None, help="Port (default: web.port, 8080).")
+@click.option(
+    "--port", type=click.IntRange(1, 65535), default=None, help="Port (default: web.port, 8080)."
+)
 @click.option("--debug", is_flag=True, help="Flask debug mode with reloader; never in production.")
 @pass_config
 def serve(config: Config, host: str | None, port: int | None, debug: bool) -> None:

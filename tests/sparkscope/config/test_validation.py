@@ -125,3 +125,27 @@ def test_the_command_exits_2_with_one_line(tmp_path: Path, text: str) -> None:
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("sparkscope: config error: "), proc.stderr
     assert str(bad) in lines[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "text", "fragment"),
+    [
+        (["fetch"], "servers: [{name: a, url: 'https://127.0.0.1:9', ca_bundle: /nonexistent/ca.pem}]\n", "ca_bundle"),
+        (["fetch", "--url", "http://127.0.0.1:99999"], "", "--url"),
+        (["fetch", "--url", "http://127.0.0.1:9", "--threads", "100000"], "", "--threads"),
+        (["serve", "--port", "100000000000000000000000"], "", "--port"),
+    ],
+)  # fmt: skip
+def test_command_line_values_are_checked_like_the_file(
+    tmp_path: Path, args: list[str], text: str, fragment: str
+) -> None:
+    config = tmp_path / "s.yaml"
+    config.write_text(f"database_url: sqlite:///{tmp_path / 'x.db'}\n{text}")
+    proc = subprocess.run(
+        [sys.executable, "-m", "sparkscope", "--config", str(config), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert fragment in proc.stderr and "Traceback" not in proc.stderr
