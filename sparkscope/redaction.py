@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
@@ -49,8 +50,9 @@ PATTERNS: dict[str, re.Pattern[str]] = {
     "oracle": re.compile(
         r"(?i)(?P<head>jdbc:oracle:\w{1,10}:[^/@\s:;]{1,128}/)(?P<secret>[^@\s]{1,256})(?=@)"
     ),
+    # the body is base64 (with line breaks, also JSON-escaped): it cannot run past a "-----"
     "pem": re.compile(
-        r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----[^\x00]{0,8000}?"
+        r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----[A-Za-z0-9+/=\s\\]{0,8000}"
         r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY-----"
     ),
     "authorization": re.compile(
@@ -80,10 +82,8 @@ PATTERNS: dict[str, re.Pattern[str]] = {
     ),
     # key="value", key='value' (JAAS configs, connection options)
     "quoted_pair": re.compile(
-        r"(?P<head>(?<![\w.\-])(?P<key>[A-Za-z_][\w.\-]{0,200})\s{0,8}[=:]\s{0,8}\")"
-        r"(?P<secret>[^\"\n]{1,4096})(?=\")"
-        r"|(?P<head2>(?<![\w.\-])(?P<key2>[A-Za-z_][\w.\-]{0,200})\s{0,8}[=:]\s{0,8}')"
-        r"(?P<secret2>[^'\n]{1,4096})(?=')"
+        r"(?P<head>(?<![\w.\-])(?P<key>[A-Za-z_][\w.\-]{0,200})\s{0,8}[=:]\s{0,8}[\"'])"
+        r"(?P<secret>[^\"'\n]{1,4096})(?=[\"'])"
     ),
     # key=value, key: value, -Dkey=value, ?key=value&
     "pair": re.compile(
@@ -100,22 +100,101 @@ PATTERNS: dict[str, re.Pattern[str]] = {
     ),
 }
 
-#: A cheap first look: a text in which none of these occurs holds no secret of a known shape
-#: (a pair needs a key naming a secret, a URL's password needs ``://`` and ``@``).
-_TRIGGER_WORDS = re.compile(SECRET_KEY_WORDS + r"|authorization|bearer|private key|jdbc:oracle")
-_TRIGGER_TOKENS = re.compile(
-    r"\b(?:A[KSGIRNP][A-Z0-9]{18}|dapi[0-9a-f]|gh[pousr]_|github_pat_|xox[abeoprs]-"
-    r"|hooks\.slack\.com|AIza|[sr]k_live_|eyJ)"
+#: A cheap first look, by substring (C speed, no regex): a text in which none of these occurs
+#: holds no secret of a known shape. A pair needs a key naming a secret (each word of
+#: SECRET_KEY_WORDS holds one of the lowercase stems), a URL's password ``://`` and ``@``.
+_STEMS = (
+    *("pass", "pwd", "secret", "token", "credential", "key", "sig", "auth", "sas", "bearer"),
+    "oracle",
+)
+_TOKEN_PREFIXES = (
+    *("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA"),
+    *("dapi", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "hooks.slack.com"),
+    *("AIza", "_live_", "eyJ", "PRIVATE KEY"),
 )
 
 
-def _may_hold_secret(text: str, key_pattern: re.Pattern[str] | None) -> bool:
-    return bool(
-        ("@" in text and "://" in text)
-        or _TRIGGER_WORDS.search(text)
-        or _TRIGGER_TOKENS.search(text)
-        or (key_pattern is not None and key_pattern.search(text))
+_PAIR_PATTERNS = ("json_pair", "repr_pair", "quoted_pair", "pair", "flag", "xml")
+
+
+@lru_cache(maxsize=64)
+def _implies_stem(pattern: str) -> bool:
+    """Whether every match of ``pattern`` holds one of the stems, so that a text without any can
+    be passed over without running it: true for an alternation of words such as the default
+    redaction regex (each alternative holds a stem not followed by a quantifier)."""
+    body = pattern.removeprefix("(?i)")
+    if not body or any(c in body for c in "()\\"):
+        return False
+
+    def literal(stem: str, alternative: str) -> bool:
+        at = alternative.find(stem)
+        while at >= 0:
+            if alternative[at + len(stem) : at + len(stem) + 1] not in ("?", "*", "+", "{"):
+                return True
+            at = alternative.find(stem, at + 1)
+        return False
+
+    return all(any(literal(stem, alt.lower()) for stem in _STEMS) for alt in body.split("|"))
+
+
+def _matches(pattern: re.Pattern[str], text: str) -> bool:
+    """``pattern.search(text)``, skipped when the pattern needs a stem the text lacks."""
+    if _implies_stem(pattern.pattern) and not _has_stem(text):
+        return False
+    return pattern.search(text) is not None
+
+
+def _has_stem(text: str) -> bool:
+    """Whether ``text`` holds a word that may name a secret (substring checks: C speed)."""
+    low = text.lower()
+    for stem in _STEMS:
+        if stem in low:
+            return True
+    return False
+
+
+def _has_token_prefix(text: str) -> bool:
+    for prefix in _TOKEN_PREFIXES:
+        if prefix in text:
+            return True
+    return False
+
+
+def _gates(text: str, key_pattern: re.Pattern[str] | None) -> tuple[set[str], bool]:
+    """The patterns worth running on ``text``, found by substring checks (a pattern that needs a
+    word the text lacks cannot match), and whether lines should also be tried against the
+    configured pattern (only when its matches need not hold a stem)."""
+    url = "@" in text and "://" in text
+    stem = _has_stem(text)
+    token = _has_token_prefix(text)
+    configured = (
+        key_pattern is not None
+        and not _implies_stem(key_pattern.pattern)
+        and key_pattern.search(text) is not None
     )
+    gates: set[str] = set()
+    if not (url or stem or token or configured):
+        return gates, False  # most texts: a name, a description, a short message
+    low = text.lower()
+    if url:
+        gates.add("userinfo")
+    if token:
+        gates.add("tokens")
+    if stem or configured:
+        gates.add("pairs")
+        for name, word in _WORD_GATES:
+            if word in low:
+                gates.add(name)
+    return gates, configured
+
+
+#: Patterns that need one word (each word holds a stem).
+_WORD_GATES = (
+    ("oracle", "jdbc:oracle"),
+    ("pem", "private key"),
+    ("authorization", "authorization"),
+    ("bearer", "bearer"),
+)
 
 
 def split_credentials(url: str) -> tuple[str, str | None, str | None]:
@@ -145,13 +224,14 @@ def _mask_pair(key_pattern: re.Pattern[str] | None) -> Callable[[re.Match[str]],
     """A replacement that masks a pair's value when its key names a secret."""
 
     def mask(match: re.Match[str]) -> str:
-        groups = match.groupdict()
-        suffix = "2" if groups.get("head2") is not None else ""
-        key, secret = groups["key" + suffix], groups["secret" + suffix]
+        key, secret = match.group("key"), match.group("secret")
         if secret.startswith("*****"):  # masked already
             return match.group(0)
-        named = _SECRET_KEY.search(key) or (key_pattern is not None and key_pattern.search(key))
-        return groups["head" + suffix] + REDACTED if named else match.group(0)
+        # every word of SECRET_KEY_WORDS holds a stem: a cheap first look
+        named = (_has_stem(key) and _SECRET_KEY.search(key) is not None) or (
+            key_pattern is not None and _matches(key_pattern, key)
+        )
+        return match.group("head") + REDACTED if named else match.group(0)
 
     return mask
 
@@ -165,16 +245,36 @@ def redact_text(text: str | None, key_pattern: re.Pattern[str] | str | None = No
     if not text:
         return text
     pattern = re.compile(key_pattern) if isinstance(key_pattern, str) else key_pattern
-    if not _may_hold_secret(text, pattern):
+    gates, configured = _gates(text, pattern)
+    if not gates:
         return text
-    out = PATTERNS["pem"].sub(REDACTED, text)
-    for name in ("userinfo", "oracle", "authorization", "bearer"):
-        out = PATTERNS[name].sub(_mask_group, out)
-    out = PATTERNS["tokens"].sub(REDACTED, out)
-    pair = _mask_pair(pattern)
-    for name in ("json_pair", "repr_pair", "quoted_pair", "pair", "flag", "xml"):
-        out = PATTERNS[name].sub(pair, out)
+    out = text
+    for name in _ORDER:
+        if name in gates:
+            out = PATTERNS[name].sub(_REPLACE[name], out)  # type: ignore[arg-type]
+    if "pairs" in gates:
+        # Line by line: a pair lies on one line, and most lines of a stack trace name no secret.
+        pair = _mask_pair(pattern)
+        lines = out.split("\n")
+        for i, line in enumerate(lines):
+            if _has_stem(line) or (configured and pattern is not None and pattern.search(line)):
+                for name in _PAIR_PATTERNS:
+                    line = PATTERNS[name].sub(pair, line)
+                lines[i] = line
+        out = "\n".join(lines)
     return out
+
+
+#: The order the patterns run in: whole blocks and URLs first, then tokens (then pairs).
+_ORDER = ("pem", "userinfo", "oracle", "authorization", "bearer", "tokens")
+_REPLACE: dict[str, Any] = {
+    "pem": REDACTED,
+    "tokens": REDACTED,
+    "userinfo": _mask_group,
+    "oracle": _mask_group,
+    "authorization": _mask_group,
+    "bearer": _mask_group,
+}
 
 
 def redact(name: str, value: str | None, pattern: re.Pattern[str] | str) -> str | None:
@@ -185,7 +285,7 @@ def redact(name: str, value: str | None, pattern: re.Pattern[str] | str) -> str 
     compiled = re.compile(pattern) if isinstance(pattern, str) else pattern
     if name in COMMAND_LINE_PROPERTIES:
         return redact_text(value, compiled)
-    if compiled.search(name) or compiled.search(value):
+    if _matches(compiled, name) or _matches(compiled, value):
         return REDACTED
     return redact_text(value, compiled)
 

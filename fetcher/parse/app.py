@@ -123,8 +123,7 @@ _TEXT_FIELDS: dict[str, tuple[tuple[str | None, str], ...]] = {
     "stages": (
         ("name", "name"),
         ("failure_reason", "failureReason"),
-        (None, "description"),
-        (None, "details"),
+        (None, "description"),  # (not "details": call sites in the job's code)
     ),
     "tasks": (("error_message", "errorMessage"),),
 }
