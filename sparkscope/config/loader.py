@@ -109,7 +109,7 @@ class PredictionConfig:
 class Config:
     """The whole, validated configuration."""
 
-    database_url: str
+    database_url: str = field(repr=False)  # may hold a password
     data_dir: str
     heuristics_path: str
     servers: tuple[ServerConfig, ...] = ()

@@ -83,7 +83,10 @@ def test_credentials_in_a_server_url_are_sent_as_basic_auth_and_never_shown(
 
 def test_credentials_are_kept_apart_in_the_config(tmp_path: Path) -> None:
     config = parse_config(
-        {"servers": [{"name": "a", "url": f"https://{USER}:{QUOTED}@shs.example:18480/"}]}
+        {
+            "database_url": f"postgresql://sparkscope:{QUOTED}@db.example:5432/sparkscope",
+            "servers": [{"name": "a", "url": f"https://{USER}:{QUOTED}@shs.example:18480/"}],
+        }
     )
     server = config.servers[0]
     assert server.url == "https://shs.example:18480"
