@@ -199,8 +199,9 @@ def _server_url(value: Any) -> str:
 
 SERVER_URL = Validator("http(s):// URL, file:// URL or folder", _server_url)
 
-#: The databases Sparkscope runs on (SQLAlchemy backend names).
-DATABASE_BACKENDS = ("postgresql", "sqlite")
+#: The databases Sparkscope runs on: the backend part of a SQLAlchemy URL's scheme (``postgres``
+#: is the short form Heroku and others print; sparkscope.db connects every form with psycopg 3).
+DATABASE_BACKENDS = ("postgresql", "postgres", "sqlite")
 
 
 def _database_url(value: Any) -> str:
@@ -216,10 +217,10 @@ def _database_url(value: Any) -> str:
         raise ValueError(
             "not a database URL (expected postgresql://user@host:5432/db or sqlite:///path)"
         ) from None
-    if url.get_backend_name() not in DATABASE_BACKENDS:
+    backend = url.drivername.partition("+")[0]
+    if backend not in DATABASE_BACKENDS:
         raise ValueError(
-            f"unsupported database {url.get_backend_name()!r}: expected a postgresql:// or "
-            "sqlite:/// URL"
+            f"unsupported database {backend!r}: expected a postgresql:// or sqlite:/// URL"
         )
     if port is not None and not 1 <= port <= 65535:
         raise ValueError(f"bad port {port} (expected 1..65535)")

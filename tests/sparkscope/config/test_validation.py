@@ -99,6 +99,8 @@ def test_edge_values_inside_the_ranges_are_accepted() -> None:
     )
     assert config.web.port == 65535 and config.servers[0].read_timeout_s == 0.5
     assert config.prices.core_hour == 0.0 and math.isfinite(config.prices.gb_hour or 0)
+    for url in ("postgres://u@db/x", "postgresql+psycopg2://u@db/x", "sqlite:///rel.db"):
+        assert parse_config({"database_url": url}).database_url == url
 
 
 @pytest.mark.parametrize(
