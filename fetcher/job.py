@@ -22,7 +22,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from fetcher import loader, watermark
-from fetcher.listing import Plan, plan
+from fetcher.listing import FetchPlan, plan
 from fetcher.options import FetchOptions, ServerResult
 from fetcher.parse.app import AppBundle
 from fetcher.parse.entry import AppEntry
@@ -47,7 +47,7 @@ Progress = Callable[[int, int, str], None]
 def run_server(
     factory: sessionmaker[Session],
     server: ServerConfig,
-    fcfg: FetcherConfig,
+    fetcher_config: FetcherConfig,
     opts: FetchOptions,
     pipeline: Pipeline | None = None,
     progress: Progress | None = None,
@@ -61,8 +61,8 @@ def run_server(
     started = time.perf_counter()
     pipeline = pipeline or Pipeline()
     result = ServerResult(server=server.name)
-    client = make_client(server, fcfg)
-    redaction = re.compile(fcfg.redaction_regex)
+    client = make_client(server, fetcher_config)
+    redaction = re.compile(fetcher_config.redaction_regex)
     with factory() as session, session.begin():
         server_id = loader.ensure_server(session, server.name, server.url)
         run = FetchRun(server_id=server_id, started_at_ms=now_ms(), status="running")
@@ -73,13 +73,22 @@ def run_server(
     crashed: str | None = None
     try:
         try:
-            todo = plan(factory, client, server_id, fcfg, opts, result)
+            todo = plan(factory, client, server_id, fetcher_config, opts, result)
         except ShsError as exc:
             result.unreachable = str(exc)
             log.error("%s: cannot list applications: %s", server.name, exc)
-            todo = Plan([])
+            todo = FetchPlan([])
         _fetch_and_load(
-            factory, client, server_id, fcfg, opts, todo, redaction, pipeline, result, progress
+            factory,
+            client,
+            server_id,
+            fetcher_config,
+            opts,
+            todo,
+            redaction,
+            pipeline,
+            result,
+            progress,
         )
     except BaseException as exc:
         crashed = f"interrupted: {type(exc).__name__}: {exc}"[:2000]
@@ -95,16 +104,16 @@ def _fetch_and_load(
     factory: sessionmaker[Session],
     client: ShsClient,
     server_id: int,
-    fcfg: FetcherConfig,
+    fetcher_config: FetcherConfig,
     opts: FetchOptions,
-    todo: Plan,
+    todo: FetchPlan,
     redaction: re.Pattern[str],
     pipeline: Pipeline,
     result: ServerResult,
     progress: Progress | None,
 ) -> None:
     """Fetch the planned apps in a thread pool and load each one as it completes, oldest first."""
-    threads = opts.threads or fcfg.threads
+    threads = opts.threads or fetcher_config.threads
     pending: dict[Future[AppBundle], AppEntry] = {}
     queue = iter(todo.todo)
     frontier = todo.frontier
@@ -116,7 +125,7 @@ def _fetch_and_load(
             entry = next(queue, None)
             if entry is None:
                 return
-            pending[pool.submit(fetch_app, client, entry, fcfg, redaction)] = entry
+            pending[pool.submit(fetch_app, client, entry, fetcher_config, redaction)] = entry
 
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="shs") as pool:
         submit_more(pool)

@@ -27,10 +27,13 @@ from sparkscope.models.application import (
     Task,
 )
 from sparkscope.models.fetch import FetchFailure, HistoryServer
+from sparkscope.redaction import without_credentials
 
 
 def ensure_server(session: Session, name: str, url: str) -> int:
-    """Id of the named server, creating (or updating the URL of) its row."""
+    """Id of the named server, creating (or updating the URL of) its row (never with the
+    credentials a URL may carry: an older row that holds some is rewritten without them)."""
+    url = without_credentials(url)
     stmt = dialect_insert(session, HistoryServer).values(name=name, url=url, created_at_ms=now_ms())
     stmt = stmt.on_conflict_do_update(index_elements=["name"], set_={"url": url})
     session.execute(stmt)

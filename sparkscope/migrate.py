@@ -26,14 +26,14 @@ MIGRATIONS_DIR = assets.folder("migrations")
 
 def alembic_config(database_url: str) -> AlembicConfig:
     """An Alembic config pointing at our migrations folder and the given database."""
-    cfg = AlembicConfig(str(MIGRATIONS_DIR / "alembic.ini"))
-    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    alembic_config = AlembicConfig(str(MIGRATIONS_DIR / "alembic.ini"))
+    alembic_config.set_main_option("script_location", str(MIGRATIONS_DIR))
     # alembic.ini prepends the source tree to sys.path for `alembic -c`; Sparkscope is importable
     # here already, and inside an installed package that entry would expose its modules top-level.
-    cfg.set_main_option("prepend_sys_path", "")
+    alembic_config.set_main_option("prepend_sys_path", "")
     # ConfigParser treats % specially; URLs can hold escaped characters.
-    cfg.set_main_option("sqlalchemy.url", database_url.replace("%", "%%"))
-    return cfg
+    alembic_config.set_main_option("sqlalchemy.url", database_url.replace("%", "%%"))
+    return alembic_config
 
 
 def upgrade(database_url: str, revision: str = "head") -> None:

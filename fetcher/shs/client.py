@@ -27,6 +27,7 @@ from fetcher.shs import endpoints, safejson
 from fetcher.shs.endpoints import Params
 from fetcher.shs.transport import DeadlineAdapter, QuietRetry, Watchdog
 from sparkscope.config.loader import FetcherConfig, ServerConfig
+from sparkscope.redaction import split_credentials
 
 RETRY_STATUSES = (429, 500, 502, 503, 504)
 USER_AGENT = "sparkscope-fetcher/0.1"
@@ -94,7 +95,11 @@ class ShsClient:
         verify: bool | str = True,
         recorder: Recorder | None = None,
         deadline_s: float = 300.0,
+        auth: tuple[str, str] | None = None,
     ) -> None:
+        base_url, user, password = split_credentials(base_url)
+        if auth is None and (user is not None or password is not None):
+            auth = (user or "", password or "")
         self.local = is_local_source(base_url)
         if self.local:
             self.root = "http://recorded.invalid/api/v1"
@@ -103,6 +108,9 @@ class ShsClient:
             self.root = base_url.rstrip("/") + "/api/v1"
             self.source_dir = None
         self.base_url = base_url
+        # HTTP basic auth from the credentials the configured URL carried (the URL itself holds
+        # none, so no message, log line or row can show them).
+        self._auth = auth
         self.timeout = (connect_timeout_s, read_timeout_s)
         self.deadline_s = deadline_s
         self._watchdog = Watchdog()
@@ -122,6 +130,8 @@ class ShsClient:
         session.headers["User-Agent"] = USER_AGENT
         session.headers["Accept"] = "application/json"
         session.verify = self.verify
+        if self._auth is not None:
+            session.auth = self._auth
         if self.local:
             from fetcher.shs.replay import DirectoryAdapter
 
@@ -281,7 +291,9 @@ def _retries_used(resp: requests.Response) -> int:
     return len(history) if history else 0
 
 
-def make_client(server: ServerConfig, fcfg: FetcherConfig, recorder: Any = None) -> ShsClient:
+def make_client(
+    server: ServerConfig, fetcher_config: FetcherConfig, recorder: Any = None
+) -> ShsClient:
     """A client for one configured server."""
     verify: bool | str = (
         server.ca_bundle if (server.verify_tls and server.ca_bundle) else server.verify_tls
@@ -290,9 +302,12 @@ def make_client(server: ServerConfig, fcfg: FetcherConfig, recorder: Any = None)
         server.url,
         connect_timeout_s=server.connect_timeout_s,
         read_timeout_s=server.read_timeout_s,
-        retries=fcfg.retries,
-        backoff_factor_s=fcfg.backoff_factor_s,
+        retries=fetcher_config.retries,
+        backoff_factor_s=fetcher_config.backoff_factor_s,
         verify=verify,
         recorder=recorder,
         deadline_s=server.request_deadline_s,
+        auth=(server.username or "", server.password or "")
+        if server.username is not None or server.password is not None
+        else None,
     )

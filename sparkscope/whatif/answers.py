@@ -13,7 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from sparkscope.advisor.predict.features import recurring_key
-from sparkscope.advisor.whatif.combine import Point, nearest, predict, predict_many
+from sparkscope.advisor.whatif.combine import SizeEstimate, nearest, predict, predict_many
 from sparkscope.advisor.whatif.simulate import build_plan
 from sparkscope.advisor.whatif.sizing import Prices, costs, default_cores, default_sizes, recommend
 from sparkscope.config.loader import PriceConfig
@@ -24,13 +24,17 @@ from sparkscope.whatif.calibration import history_runs, load_run, stored_calibra
 from sparkscope.whatif.inputs import RunFacts, WhatIfUnavailable
 
 
-def prices_of(cfg: PriceConfig | None) -> Prices:
-    if cfg is None:
+def prices_of(price_config: PriceConfig | None) -> Prices:
+    if price_config is None:
         return Prices()
-    return Prices(core_hour=cfg.core_hour, gb_hour=cfg.gb_hour, currency=cfg.currency)
+    return Prices(
+        core_hour=price_config.core_hour,
+        gb_hour=price_config.gb_hour,
+        currency=price_config.currency,
+    )
 
 
-def _point_json(p: Point, facts: RunFacts, prices: Prices) -> dict[str, Any]:
+def _point_json(p: SizeEstimate, facts: RunFacts, prices: Prices) -> dict[str, Any]:
     core_hours, _gb_hours, money = costs(
         p.predicted_ms,
         p.slot_ms,

@@ -53,8 +53,8 @@ def gather(session: Session, app: Application) -> dict[str, Any]:
         )
     ]
     dists = {
-        (sid, att): wi._dist(q, m)
-        for sid, att, q, m in session.execute(
+        (sid, attempt): wi._dist(q, m)
+        for sid, attempt, q, m in session.execute(
             select(
                 StageTaskDistribution.stage_id,
                 StageTaskDistribution.attempt_id,
@@ -64,14 +64,14 @@ def gather(session: Session, app: Application) -> dict[str, Any]:
         )
     }
     slowest: dict[tuple[int, int], list[float]] = {}
-    for sid, att, run_ms in session.execute(
+    for sid, attempt, run_ms in session.execute(
         select(Task.stage_id, Task.stage_attempt_id, Task.executor_run_time_ms).where(
             Task.application_id == app.id,
             Task.kept_because.in_(("slowest", "both")),
             Task.status == "SUCCESS",
         )
     ):
-        slowest.setdefault((sid, att), []).append(float(run_ms or 0))
+        slowest.setdefault((sid, attempt), []).append(float(run_ms or 0))
     props = {
         n: v or ""
         for n, v in session.execute(

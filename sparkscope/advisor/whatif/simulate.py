@@ -34,7 +34,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from sparkscope.advisor.whatif.stageplan import AppRun, Plan, StageRun, prepare_plan
+from sparkscope.advisor.whatif.stageplan import AppRun, StagePlan, StageRun, prepare_plan
 
 #: Beyond this many waves a stage's body is treated as fluid work (its tail stays task by task).
 FLUID_WAVES = 8
@@ -65,7 +65,7 @@ def _waves(tasks: Any, slots: int) -> Any:
 
 
 def makespans(
-    plan: Plan, slots: list[int] | int, input_scale: float = 1.0, task_scale: float = 1.0
+    plan: StagePlan, slots: list[int] | int, input_scale: float = 1.0, task_scale: float = 1.0
 ) -> list[float]:
     """Wall time of every stage's tasks on its slots (idle at its release)."""
     import numpy as np
@@ -139,7 +139,7 @@ class SimResult:
     executor_core_ms: float  # slot-time held by executors (for cost)
 
 
-def build_plan(app: AppRun) -> Plan:
+def build_plan(app: AppRun) -> StagePlan:
     """The plan of a run, each stage keeping what its observed wall time adds to its simulation
     at the observed slot count (stage scheduling, shuffle registration)."""
     plan = prepare_plan(app)
@@ -154,7 +154,7 @@ def build_plan(app: AppRun) -> Plan:
 
 
 def simulate(
-    plan: Plan,
+    plan: StagePlan,
     executors: int,
     cores: int | None = None,
     input_scale: float = 1.0,
@@ -171,7 +171,7 @@ def simulate(
 
 
 def simulate_sizes(
-    plan: Plan,
+    plan: StagePlan,
     executors: list[int],
     cores: int | None = None,
     input_scale: float = 1.0,
@@ -239,7 +239,7 @@ def simulate_sizes(
     return out
 
 
-def floor_ms(plan: Plan, input_scale: float = 1.0) -> float:
+def floor_ms(plan: StagePlan, input_scale: float = 1.0) -> float:
     """The longest chain of stages (each as long as its longest task) plus the driver time
     around it: no slot count can beat it."""
     return simulate(plan, 1 << 20, 1, input_scale).floor_ms

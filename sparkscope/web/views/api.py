@@ -21,6 +21,7 @@ from sparkscope.queries.detail import AppDetail
 from sparkscope.queries.detail import app_detail as load_detail
 from sparkscope.queries.history import history
 from sparkscope.queries.search import AppRow, search_apps
+from sparkscope.redaction import redact_json
 from sparkscope.web.params import parse_choice, parse_search, text
 from sparkscope.web.request import app_link, get_session, lookup, prices, redaction_regex, registry
 from sparkscope.web.views.compare import compared
@@ -64,7 +65,7 @@ def finding_json(f: HeuristicResult) -> dict[str, Any]:
         "severity_level": int(f.severity),
         "title": f.title,
         "value": data["value"],
-        "details": data["details"],
+        "details": redact_json(data["details"]),  # texts masked when stored; again, for older rows
         "details_display": _details_display(f),
         "advice": f.advice,
         "thresholds": data["thresholds"],

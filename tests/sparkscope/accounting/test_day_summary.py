@@ -157,7 +157,9 @@ def test_refetch_moves_an_application_to_its_new_day_and_user(
 ) -> None:
     """A re-fetched application whose start and user changed leaves its old rows."""
     server = ServerConfig(name="prod", url=recorded.BASE, connect_timeout_s=1, read_timeout_s=2)
-    fcfg = FetcherConfig(threads=2, retries=0, backoff_factor_s=0, top_stages=5, tasks_per_stage=20)
+    fetcher_config = FetcherConfig(
+        threads=2, retries=0, backoff_factor_s=0, top_stages=5, tasks_per_stage=20
+    )
     factory = _factory(fresh_pg_url, factory_of)
     entries = [copy.deepcopy(a) for a in recorded.listing() if a["id"] in (HEALTHY, SKEWED)]
     with responses.RequestsMock(assert_all_requests_are_fired=True) as rsps:
@@ -166,14 +168,14 @@ def test_refetch_moves_an_application_to_its_new_day_and_user(
         )
         for app_id in (HEALTHY, SKEWED, HEALTHY):
             recorded.register_app(rsps, app_id)
-        assert run_server(factory, server, fcfg, FetchOptions()).loaded == 2
+        assert run_server(factory, server, fetcher_config, FetchOptions()).loaded == 2
         before = assert_matches_recount(factory)
         attempt = next(e for e in entries if e["id"] == HEALTHY)["attempts"][0]
         old_day = attempt["startTimeEpoch"] // DAY_MS
         attempt["startTimeEpoch"] -= 3 * DAY_MS
         attempt["sparkUser"] = "someone-else"
         attempt["lastUpdatedEpoch"] += 1000
-        assert run_server(factory, server, fcfg, FetchOptions()).loaded == 1
+        assert run_server(factory, server, fetcher_config, FetchOptions()).loaded == 1
     after = assert_matches_recount(factory)
     assert ("user", old_day - 3, "someone-else") in after
     assert ("user", old_day - 3, "someone-else") not in before

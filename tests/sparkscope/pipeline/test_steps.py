@@ -27,7 +27,7 @@ from tests.conftest import create_pg_database, drop_pg_database
 
 ROOT = Path(__file__).resolve().parents[3]
 CORPUS = ROOT / "demo" / "scaling-events"  # 36 runs of 3 applications at several sizes
-FCFG = FetcherConfig(retries=0, backoff_factor_s=0)
+FETCHER_CONFIG = FetcherConfig(retries=0, backoff_factor_s=0)
 
 
 @pytest.fixture
@@ -69,7 +69,7 @@ def load_only(url: str, pipeline: Pipeline) -> None:
     """A fetch whose loads all committed and which was killed before `complete`."""
     server = server_for_url(str(CORPUS))
     assert is_local_source(server.url)
-    result = run_server(factory_for(url), server, FCFG, FetchOptions(), pipeline=pipeline)
+    result = run_server(factory_for(url), server, FETCHER_CONFIG, FetchOptions(), pipeline=pipeline)
     assert result.loaded == 36 and not result.failed
 
 
