@@ -142,7 +142,6 @@ def analyze(config: Config, app_ids: tuple[str, ...], force: bool, workers: int)
     from sparkscope.analysis.heuristics_config import load_heuristics
     from sparkscope.db import make_engine, make_sessionmaker
     from sparkscope.pipeline.steps import Pipeline
-    from sparkscope.prediction import refresh as predictions
 
     try:
         registry = load_heuristics(config.heuristics_path)
@@ -159,13 +158,14 @@ def analyze(config: Config, app_ids: tuple[str, ...], force: bool, workers: int)
             f"in {stats.seconds:.1f} s"
         )
         pipeline = Pipeline(registry=registry, predictions=config.predictions)
+        # Through the ledger: an analyze killed half-way leaves the rest to the next run.
         if force:
-            refreshed = predictions.refresh_all(factory, config.predictions, full=True)
-            click.echo(f"predicted {refreshed.runs} runs")
-            pipeline.queue_all(factory)
+            pipeline.queue_all(factory, full=True)
         else:
             pipeline.queue_all(factory, steps=("predictions",))
         completed = pipeline.complete(factory)
+        if force:
+            click.echo(f"predicted {completed.computed.get('predictions', 0)} runs")
         click.echo(
             "brought up to date: "
             + (", ".join(f"{n} {step}" for step, n in completed.done.items()) or "nothing to do")
