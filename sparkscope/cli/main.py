@@ -40,6 +40,9 @@ def cli(ctx: click.Context, config_path: str | None, verbose: bool) -> None:
     )
     # Alembic logs every migration step at INFO; keep cron logs to what matters.
     logging.getLogger("alembic").setLevel(logging.DEBUG if verbose else logging.WARNING)
+    # psycopg warns of the statement pipeline it drops after a failed statement: the failure
+    # itself is reported, in one line.
+    logging.getLogger("psycopg").setLevel(logging.DEBUG if verbose else logging.ERROR)
     ctx.obj = CliState(config_path)
 
 

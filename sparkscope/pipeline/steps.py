@@ -38,6 +38,7 @@ from sparkscope.analysis.inputs import assemble, store_inputs
 from sparkscope.analysis.results import record_config
 from sparkscope.analysis.scoring import score_and_store
 from sparkscope.config.loader import PredictionConfig
+from sparkscope.db import factory_url, storage_fault
 from sparkscope.pipeline import ledger
 from sparkscope.prediction.refresh import refresh_session
 from sparkscope.whatif.calibration import refit_keys, store_input
@@ -185,7 +186,10 @@ class Pipeline:
         self, factory: sessionmaker[Session], server_ids: Sequence[int] | None = None
     ) -> Completed:
         """Steps 6-7: everything on the ledger (of the given servers, else of all), step by
-        step; each unit in its own transaction, a failed one recorded and left queued."""
+        step; each unit in its own transaction, a failed one recorded and left queued. A
+        database that refuses writes stops it at once (:class:`StorageFault`): the unit stays
+        queued, as it was, for a run that can write."""
+        url = factory_url(factory)
         result = Completed()
         steps = {s.name: s for s in self.queued}
         with factory() as session:
@@ -197,6 +201,9 @@ class Pipeline:
                     n = step.run(self, session, unit.server_id, unit.subjects)
                     ledger.done(session, unit)
             except Exception as exc:  # derived work must not stop the others; it stays queued
+                fault = storage_fault(url, exc)
+                if fault is not None:
+                    raise fault from exc
                 error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
                 log.warning(
                     "%s of server %s not done (attempt %d, retried by the next run): %s",

@@ -21,10 +21,13 @@ from sparkscope.db import make_engine
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def start(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
-    """`python -m sparkscope ARGS` with ``env`` added to this environment, output captured."""
+def start(
+    args: list[str], env: dict[str, str], prefix: tuple[str, ...] = ()
+) -> subprocess.Popen[str]:
+    """`python -m sparkscope ARGS` with ``env`` added to this environment, output captured;
+    ``prefix``: a command that runs it (e.g. :func:`tests.support.faults.unprivileged`)."""
     return subprocess.Popen(
-        [sys.executable, "-m", "sparkscope", *args],
+        [*prefix, sys.executable, "-m", "sparkscope", *args],
         env={**os.environ, **env},
         cwd=ROOT,
         stdout=subprocess.PIPE,

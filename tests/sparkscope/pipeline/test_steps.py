@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from fetcher.job import run_server
@@ -18,7 +18,7 @@ from fetcher.shs.client import is_local_source
 from sparkscope.cli.fetch import server_for_url
 from sparkscope.cli.main import cli
 from sparkscope.config.loader import FetcherConfig
-from sparkscope.db import make_engine, make_sessionmaker
+from sparkscope.db import StorageFault, make_engine, make_sessionmaker
 from sparkscope.models.pipeline import PipelinePending
 from sparkscope.models.predictions import RecurringForecast, RunPrediction
 from sparkscope.models.whatif import WhatIfCluster, WhatIfModel
@@ -235,3 +235,26 @@ def test_work_queued_again_while_a_run_does_it_stays_queued(db_url: str) -> None
     assert [step for step, _, _ in pending(factory)] == ["predictions"] + ["whatif"] * 3
     Pipeline().complete(factory)
     assert pending(factory) == []
+
+
+def test_a_database_that_refuses_writes_stops_the_completion_with_the_work_kept(
+    db_url: str, pg_server_url: str
+) -> None:
+    """A storage fault is not one step's failure: `complete` stops at once with a one-line
+    StorageFault (no attempt recorded, which would fail too), and the work stays queued."""
+    load_only(db_url, Pipeline())
+    factory = factory_for(db_url)
+    queued = pending(factory)
+    name = db_url.rsplit("/", 1)[1]
+    admin = make_engine(pg_server_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as c:
+        c.execute(text(f'ALTER DATABASE "{name}" SET default_transaction_read_only = on'))
+    try:
+        with pytest.raises(StorageFault, match="is read-only .*: stopped at the first write"):
+            Pipeline().complete(factory_for(db_url))  # new connections: read-only
+    finally:
+        with admin.connect() as c:
+            c.execute(text(f'ALTER DATABASE "{name}" RESET default_transaction_read_only'))
+        admin.dispose()
+    assert pending(factory_for(db_url)) == queued
+    assert Pipeline().complete(factory_for(db_url)).done == {"predictions": 1, "whatif": 3}
