@@ -113,8 +113,8 @@ def detail_json(d: AppDetail) -> dict[str, Any]:
 def apps() -> Response:
     """Search with the same parameters as /search; returns total and one page of apps."""
     reg, error = registry()
-    filters = parse_search(request.args, now_ms(), tuple(e.name for e in reg.entries))
     per_page = current_app.config.get("PAGE_SIZE", 50)
+    filters = parse_search(request.args, now_ms(), tuple(e.name for e in reg.entries), per_page)
     page = search_apps(get_session(), filters, per_page)
     return jsonify(
         total=page.total,
