@@ -127,9 +127,15 @@ def apps() -> Response:
     )
 
 
+@bp.route("/apps/", defaults={"app_id": None})
 @bp.route("/apps/<app_id:app_id>", merge_slashes=False)
-def app(app_id: str) -> Response:
-    """One application (use ?server= when the id exists on several servers)."""
+def app(app_id: str | None) -> Response:
+    """One application (use ?server= when the id exists on several servers); any id also as
+    ``/api/apps/?app_id=``."""
+    if app_id is None:
+        app_id = text(request.args, "app_id", 255)
+        if app_id is None:
+            abort(404, description="no application id given")
     found = lookup(app_id, text(request.args, "server", 200), text(request.args, "attempt", 64))
     reg, error = registry()
     detail = load_detail(

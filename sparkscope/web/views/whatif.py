@@ -23,7 +23,7 @@ from sparkscope.advisor.whatif.limits import (
 from sparkscope.advisor.whatif.sizing import parse_counts, parse_deadline, parse_positive
 from sparkscope.queries.cache import cached, db_key
 from sparkscope.web.params import bad, text
-from sparkscope.web.request import get_session, lookup, prices
+from sparkscope.web.request import get_session, lookup, prices, raw_path
 from sparkscope.whatif.answers import NoHistory, advise, app_whatif
 from sparkscope.whatif.inputs import WhatIfUnavailable
 
@@ -58,9 +58,22 @@ def _bounded(compute: Callable[[], Any]) -> Any:
         abort(503, description=str(exc))
 
 
-@bp.route("/apps/<path:app_id>/whatif")
-def whatif(app_id: str) -> Response:
-    """Predicted duration, band and cost of an application at other executor counts."""
+@bp.route("/whatif", defaults={"app_id": None})
+@bp.route("/apps/<app_id:app_id>/whatif", merge_slashes=False)
+def whatif(app_id: str | None) -> Response:
+    """Predicted duration, band and cost of an application at other executor counts (any id
+    also as ``/api/whatif?app_id=``)."""
+    if app_id is None:
+        app_id = text(request.args, "app_id", 255)
+        if app_id is None:
+            abort(404, description="no application id given")
+    else:
+        raw = raw_path()
+        if raw is not None and not raw.endswith("/whatif"):
+            # The client asked /api/apps/x%2Fwhatif: the JSON of the application "x/whatif".
+            from sparkscope.web.views.api import app as app_json
+
+            return app_json(f"{app_id}/whatif")
     executors = _param(
         "executors", parse_counts, text(request.args, "executors", 2000) or DEFAULT_EXECUTORS
     )
