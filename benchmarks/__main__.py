@@ -7,6 +7,7 @@ Each one can be run alone with its own options:
   python -m benchmarks.predict_bench --help   predictions: fetch-time cost per new run, backtest over a fleet
   python -m benchmarks.whatif_bench --help    what-if: accuracy on the scaling corpus, sizing, curve latency
   python -m benchmarks.redaction_bench --help redaction: CPU per application, worst case of each pattern
+  python -m benchmarks.limits_bench --help    what-if limits: the worst allowed requests and the refused probes
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import sys
 
 from benchmarks import (
     fetch_bench,
+    limits_bench,
     predict_bench,
     redaction_bench,
     rescore_bench,
@@ -32,6 +34,7 @@ def main() -> int:
         ("predictions", predict_bench.main),
         ("what-if", whatif_bench.main),
         ("redaction", redaction_bench.main),
+        ("what-if limits", limits_bench.main),
     ):
         print(f"== {name} ==", flush=True)
         code = run([])

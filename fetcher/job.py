@@ -8,6 +8,10 @@ stored complete or not at all, and the watermark (:mod:`fetcher.watermark`) move
 transaction of the application that completes a prefix of the listing. What is derived from the
 applications beyond that (predictions, what-if models) is queued by the pipeline in the same
 transaction and done by its ``complete`` once the caller has fetched every server.
+
+A database that refuses a write (read-only, full: :class:`~sparkscope.db.StorageFault`) stops the
+run there: no later application is asked for or loaded, the run is marked failed if that can
+still be written, and the fault goes up to the caller.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from fetcher.shs.client import ShsClient, ShsError, ShsUnreachable, make_client
 from fetcher.shs.request_plan import fetch_app
 from fetcher.watermark import Advance
 from sparkscope.config.loader import FetcherConfig, ServerConfig
-from sparkscope.db import now_ms
+from sparkscope.db import StorageFault, factory_url, now_ms, storage_fault, storage_faults
 from sparkscope.models.fetch import FetchRun
 from sparkscope.pipeline.steps import Pipeline
 
@@ -55,15 +59,17 @@ def run_server(
     """Fetch new and changed completed applications of one server into the database, each with
     the per-application steps of ``pipeline`` (default: no findings stored, default settings).
 
-    The run's ``fetch_run`` row is finished whatever happens (an error, Ctrl-C): only a killed
-    process leaves it ``running``, and :func:`close_interrupted_runs` closes it at the next run.
+    The run's ``fetch_run`` row is finished whatever happens (an error, Ctrl-C, a database that
+    stopped taking writes, if it can still take that one): only a killed process leaves it
+    ``running``, and :func:`close_interrupted_runs` closes it at the next run.
     """
     started = time.perf_counter()
     pipeline = pipeline or Pipeline()
     result = ServerResult(server=server.name)
     client = make_client(server, fetcher_config)
     redaction = re.compile(fetcher_config.redaction_regex)
-    with factory() as session, session.begin():
+    url = factory_url(factory)
+    with storage_faults(url), factory() as session, session.begin():
         server_id = loader.ensure_server(session, server.name, server.url)
         run = FetchRun(server_id=server_id, started_at_ms=now_ms(), status="running")
         session.add(run)
@@ -72,32 +78,52 @@ def run_server(
         pipeline.start_run(session)  # once per run, not per application
     crashed: str | None = None
     try:
-        try:
-            todo = plan(factory, client, server_id, fetcher_config, opts, result)
-        except ShsError as exc:
-            result.unreachable = str(exc)
-            log.error("%s: cannot list applications: %s", server.name, exc)
-            todo = FetchPlan([])
-        _fetch_and_load(
-            factory,
-            client,
-            server_id,
-            fetcher_config,
-            opts,
-            todo,
-            redaction,
-            pipeline,
-            result,
-            progress,
-        )
+        with storage_faults(url):
+            try:
+                todo = plan(factory, client, server_id, fetcher_config, opts, result)
+            except ShsError as exc:
+                result.unreachable = str(exc)
+                log.error("%s: cannot list applications: %s", server.name, exc)
+                todo = FetchPlan([])
+            _fetch_and_load(
+                factory,
+                client,
+                server_id,
+                fetcher_config,
+                opts,
+                todo,
+                redaction,
+                pipeline,
+                result,
+                progress,
+            )
+    except StorageFault as exc:
+        crashed = f"stopped: {exc}"[:2000]
+        raise
     except BaseException as exc:
         crashed = f"interrupted: {type(exc).__name__}: {exc}"[:2000]
         raise
     finally:
         result.requests, result.bytes = client.requests, client.bytes
         result.seconds = time.perf_counter() - started
-        finish_run(factory, run_id, result, crashed)
+        _finish(factory, run_id, result, crashed)
     return result
+
+
+def _finish(
+    factory: sessionmaker[Session], run_id: int, result: ServerResult, crashed: str | None
+) -> None:
+    """Finish the run's row. When the run is already going up with an error, failing to write
+    that too must not hide the error: the row stays ``running`` and the next run closes it."""
+    try:
+        finish_run(factory, run_id, result, crashed)
+    except SQLAlchemyError as exc:
+        if crashed is None:
+            fault = storage_fault(factory_url(factory), exc)
+            if fault is None:
+                raise
+            raise fault from exc
+        log.debug("could not mark the run failed (the next run will)", exc_info=exc)
 
 
 def _fetch_and_load(
@@ -128,32 +154,38 @@ def _fetch_and_load(
             pending[pool.submit(fetch_app, client, entry, fetcher_config, redaction)] = entry
 
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="shs") as pool:
-        submit_more(pool)
-        while pending:
-            finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
-            # in plan order (oldest first), not the set's: the watermark then advances soonest
-            for fut in [f for f in pending if f in finished]:
-                entry = pending.pop(fut)
-                advance = frontier.advance_if_done(entry.key) if frontier else None
-                error = _fetch_error(fut, result)
-                if error is None and fut.exception() is None:
-                    error = _load(factory, server_id, fut.result(), pipeline, advance)
-                elif error is None:
-                    continue  # the server went away: neither loaded nor a failure of this app
-                done += 1
-                if error is None:
-                    result.loaded += 1
-                    log.info("loaded %s (%s)", entry.app_id, entry.name)
-                else:
-                    result.failed.append((entry.app_id, error))
-                    log.warning("failed %s: %s", entry.app_id, error)
-                    if not _record_failure(factory, server_id, entry, error, advance):
-                        continue
-                if frontier is not None:
-                    frontier.done(entry.key)
-                if progress is not None:
-                    progress(done, len(todo.todo), entry.app_id)
+        try:
             submit_more(pool)
+            while pending:
+                finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+                # in plan order (oldest first), not the set's: the watermark advances soonest
+                for fut in [f for f in pending if f in finished]:
+                    entry = pending.pop(fut)
+                    advance = frontier.advance_if_done(entry.key) if frontier else None
+                    error = _fetch_error(fut, result)
+                    if error is None and fut.exception() is None:
+                        error = _load(factory, server_id, fut.result(), pipeline, advance)
+                    elif error is None:
+                        continue  # the server went away: neither loaded nor this app's failure
+                    done += 1
+                    if error is None:
+                        result.loaded += 1
+                        log.info("loaded %s (%s)", entry.app_id, entry.name)
+                    else:
+                        result.failed.append((entry.app_id, error))
+                        log.warning("failed %s: %s", entry.app_id, error)
+                        if not _record_failure(factory, server_id, entry, error, advance):
+                            continue
+                    if frontier is not None:
+                        frontier.done(entry.key)
+                    if progress is not None:
+                        progress(done, len(todo.todo), entry.app_id)
+                submit_more(pool)
+        except BaseException:
+            # Stopping (a database that refuses writes, Ctrl-C): nothing more is asked for.
+            client.stop("the run stopped")
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
     if frontier is not None:
         with factory() as session, session.begin():
             watermark.apply(session, server_id, frontier.advance_now())
@@ -190,6 +222,9 @@ def _load(
             pipeline.after_load(session, server_id, app_pk, bundle, replaced)
             watermark.apply(session, server_id, advance)
     except SQLAlchemyError as exc:
+        fault = storage_fault(factory_url(factory), exc)
+        if fault is not None:
+            raise fault from exc  # every later write would fail too: the run stops here
         return f"database error: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
     except Exception as exc:  # one app's data must not stop the others (e.g. a value too big)
         log.debug("unexpected error loading %s", bundle.entry.app_id, exc_info=exc)
@@ -212,7 +247,10 @@ def _record_failure(
             )
             watermark.apply(session, server_id, advance)
         log.debug("%s has failed %d time(s)", entry.app_id, count)
-    except SQLAlchemyError:
+    except SQLAlchemyError as exc:
+        fault = storage_fault(factory_url(factory), exc)
+        if fault is not None:
+            raise fault from exc
         log.exception("could not record the failure of %s", entry.app_id)
         return False
     return True

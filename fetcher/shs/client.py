@@ -66,6 +66,10 @@ class ShsBadResponse(ShsError):
     """A 200 whose body is not the JSON we expected (truncated, HTML, wrong shape)."""
 
 
+class ShsStopped(ShsError):
+    """Not sent: the run stopped asking (see :meth:`ShsClient.stop`)."""
+
+
 Recorder = Callable[[str, bytes], None]
 
 
@@ -122,6 +126,11 @@ class ShsClient:
         self._lock = threading.Lock()
         self.requests = 0
         self.bytes = 0
+        self._stopped: str | None = None
+
+    def stop(self, reason: str) -> None:
+        """Send no more requests: every later one, in any thread, raises ShsStopped at once."""
+        self._stopped = reason
 
     # -- sessions -------------------------------------------------------------------------------
 
@@ -193,6 +202,8 @@ class ShsClient:
         """
         path, params = request
         url = self.url_for(path)
+        if self._stopped is not None:
+            raise ShsStopped(self.shown(url), f"not sent: {self._stopped}")
         deadline = self._watchdog.start(self.deadline_s)
         try:
             if "%2E" in path:

@@ -11,10 +11,16 @@ applications it touches before and after, and adds the difference::
 The difference is added with one upsert per touched row (``apps = apps + delta``), so writers
 that touch the same day add up instead of overwriting each other. :func:`rebuild` recomputes the
 whole table in SQL (bulk loads, migrations, or to repair it).
+
+Wasted core-hours are summed on a grid of 2**-33 core-hour (0.42 core-microseconds): sums and
+differences of such numbers are exact in a double up to 2**20 (about a million) core-hours, so a
+row up to that holds the same number whatever the order its applications were added and taken
+away in, and the same as a recount, to the last bit (beyond it, to a double's rounding).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import cast
 
@@ -39,6 +45,15 @@ Contributions = dict[Key, Vector]
 _CHUNK = 1000
 #: Key of the PostgreSQL advisory lock held by summary writers until they commit.
 LOCK_KEY = 0x5350_4B53_5355_4D4D
+
+
+#: Wasted core-hours are counted in multiples of 1 / GRID.
+GRID = 2**33
+
+
+def on_grid(core_hours: float) -> float:
+    """Non-negative core-hours rounded to the nearest multiple of 1 / GRID (half up)."""
+    return math.floor(core_hours * GRID + 0.5) / GRID
 
 
 def day_of(start_time_ms: int | None) -> int:
@@ -85,7 +100,8 @@ def read(session: Session, application_pks: Iterable[int | None]) -> Contributio
             ).where(Application.id.in_(chunk))
         ):
             day = days[pk] = day_of(start)
-            vector = (1, *(t or 0 for t in totals), wasted or 0.0, 0 if wasted is None else 1)
+            waste = 0.0 if wasted is None else on_grid(wasted)
+            vector = (1, *(t or 0 for t in totals), waste, 0 if wasted is None else 1)
             _add(out, ("severity", day, "" if worst is None else str(worst)), vector)
             _add(out, ("user", day, user or ""), vector)
             _add(out, ("queue", day, queue or ""), vector)
@@ -121,7 +137,7 @@ def apply(session: Session, before: Mapping[Key, Vector], after: Mapping[Key, Ve
         set_={f: table.c[f] + upsert.excluded[f] for f in FIELDS},
     )
     session.execute(upsert, rows)
-    # A row nothing counts any more goes (its float sum may keep a rounding residue).
+    # A row nothing counts any more goes.
     emptied = [k for k, v in changed if v[0] < 0]
     if emptied:
         session.execute(
@@ -133,9 +149,7 @@ def apply(session: Session, before: Mapping[Key, Vector], after: Mapping[Key, Ve
 
 
 def _changes(vector: Sequence[float]) -> bool:
-    # Adding and taking away the same core-hours may leave a float residue: not a change.
-    limits = (0, 0, 0, 0, 0, 1e-9, 0)
-    return any(abs(v) > limit for v, limit in zip(vector, limits, strict=True))
+    return any(v != 0 for v in vector)
 
 
 def _typed(vector: Sequence[float]) -> list[float | int]:
@@ -153,33 +167,46 @@ def delete_applications(session: Session, application_pks: Sequence[int]) -> Non
 
 # The same contributions as read(), for every application at once, in SQL (PostgreSQL and SQLite).
 _DAY_SQL = "CASE WHEN a.start_time_ms >= 0 THEN a.start_time_ms / 86400000 ELSE -1 END"
-_APP_SUMS = (
-    "COUNT(*), COALESCE(SUM(a.num_executors), 0), COALESCE(SUM(a.num_jobs), 0), "
-    "COALESCE(SUM(a.num_stages), 0), COALESCE(SUM(a.num_tasks), 0), "
-    "COALESCE(SUM(a.wasted_core_hours), 0), COUNT(a.wasted_core_hours)"
-)
-RECOUNT_SQL = " UNION ALL ".join(
-    [
-        f"SELECT '{dim}', {_DAY_SQL}, {key}, {_APP_SUMS} FROM application a GROUP BY 2, 3"
-        for dim, key in (
-            ("severity", "COALESCE(CAST(a.worst_severity AS VARCHAR(8)), '')"),
-            ("user", "COALESCE(a.spark_user, '')"),
-            ("queue", "COALESCE(a.queue, '')"),
-        )
-    ]
-    + [
-        f"SELECT 'heuristic', {_DAY_SQL}, r.heuristic, COUNT(*), 0, 0, 0, 0, 0, 0 "
-        "FROM analysis_result r JOIN application a ON a.id = r.application_id "
-        "WHERE r.severity > 0 GROUP BY 2, 3"
-    ]
-)
-"""(dimension, day, key, *FIELDS) of every summary row, counted from the applications."""
+#: on_grid() in SQL: floor(x + 0.5), which a cast to an integer is in SQLite (x >= 0), not in
+#: PostgreSQL (it rounds half to even).
+_ON_GRID = {
+    "postgresql": f"floor(a.wasted_core_hours * {GRID} + 0.5) / {GRID}.0",
+    "sqlite": f"CAST(a.wasted_core_hours * {GRID} + 0.5 AS INTEGER) / {GRID}.0",
+}
+
+
+def recount_sql(dialect: str) -> str:
+    """(dimension, day, key, *FIELDS) of every summary row, counted from the applications."""
+    sums = (
+        "COUNT(*), COALESCE(SUM(a.num_executors), 0), COALESCE(SUM(a.num_jobs), 0), "
+        "COALESCE(SUM(a.num_stages), 0), COALESCE(SUM(a.num_tasks), 0), "
+        f"COALESCE(SUM({_ON_GRID[dialect]}), 0), COUNT(a.wasted_core_hours)"
+    )
+    return " UNION ALL ".join(
+        [
+            f"SELECT '{dim}', {_DAY_SQL}, {key}, {sums} FROM application a GROUP BY 2, 3"
+            for dim, key in (
+                ("severity", "COALESCE(CAST(a.worst_severity AS VARCHAR(8)), '')"),
+                ("user", "COALESCE(a.spark_user, '')"),
+                ("queue", "COALESCE(a.queue, '')"),
+            )
+        ]
+        + [
+            f"SELECT 'heuristic', {_DAY_SQL}, r.heuristic, COUNT(*), 0, 0, 0, 0, 0, 0 "
+            "FROM analysis_result r JOIN application a ON a.id = r.application_id "
+            "WHERE r.severity > 0 GROUP BY 2, 3"
+        ]
+    )
 
 
 def rebuild(conn: Connection | Session) -> None:
     """Recount the whole summary from the applications and their findings."""
     lock(conn)
+    bind = conn.get_bind() if isinstance(conn, Session) else conn
     conn.execute(delete(DaySummary))
     conn.execute(
-        text(f"INSERT INTO day_summary (dimension, day, key, {', '.join(FIELDS)}) " + RECOUNT_SQL)
+        text(
+            f"INSERT INTO day_summary (dimension, day, key, {', '.join(FIELDS)}) "
+            + recount_sql(bind.dialect.name)
+        )
     )

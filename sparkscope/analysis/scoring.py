@@ -40,6 +40,7 @@ from sparkscope.analysis.results import (
     stored_documents,
     stored_results,
 )
+from sparkscope.db import storage_faults
 from sparkscope.models.application import Application
 
 log = logging.getLogger(__name__)
@@ -215,7 +216,9 @@ def _analyze_batch_in_worker(url: str, config: dict[str, Any], reuse: bool, ids:
         state = (make_sessionmaker(make_engine(url)), build_registry(config))
         _WORKER[url] = state
     factory, registry = state
-    with _gc_paused(), factory() as session, session.begin():
+    # A storage fault goes back to the parent as one line (a driver error may not survive
+    # pickling with what tells it apart).
+    with storage_faults(url), _gc_paused(), factory() as session, session.begin():
         analyze_apps(session, ids, registry, reuse=reuse)
 
 

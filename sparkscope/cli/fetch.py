@@ -175,8 +175,6 @@ def fetch(
         except ConfigError as exc:
             log.warning("not analysing (fix the heuristics config): %s", exc)
     engine = make_engine(config.database_url)
-    if engine.dialect.name == "sqlite":
-        migrate.upgrade(config.database_url)  # the embedded default sets itself up
     factory = make_sessionmaker(engine)
     opts = FetchOptions(
         since_ms=since_ms,
@@ -190,6 +188,10 @@ def fetch(
     started = time.perf_counter()
     try:
         with fetch_lock(engine):
+            # The embedded default sets itself up, holding the lock: a second first-ever fetch
+            # started meanwhile finds the lock taken, never a schema half made.
+            if engine.dialect.name == "sqlite":
+                migrate.upgrade(config.database_url)
             if truncate:
                 if not yes and not click.confirm("Delete every stored application?", default=False):
                     click.echo("not truncated; nothing fetched")

@@ -42,6 +42,9 @@ def cli(ctx: click.Context, config_path: str | None, verbose: bool) -> None:
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, handlers=[handler])
     # Alembic logs every migration step at INFO; keep cron logs to what matters.
     logging.getLogger("alembic").setLevel(logging.DEBUG if verbose else logging.WARNING)
+    # psycopg warns of the statement pipeline it drops after a failed statement: the failure
+    # itself is reported, in one line.
+    logging.getLogger("psycopg").setLevel(logging.DEBUG if verbose else logging.ERROR)
     ctx.obj = CliState(config_path)
 
 
@@ -146,7 +149,6 @@ def analyze(config: Config, app_ids: tuple[str, ...], force: bool, workers: int)
     from sparkscope.analysis.heuristics_config import load_heuristics
     from sparkscope.db import make_engine, make_sessionmaker
     from sparkscope.pipeline.steps import Pipeline
-    from sparkscope.prediction import refresh as predictions
 
     try:
         registry = load_heuristics(config.heuristics_path)
@@ -163,13 +165,14 @@ def analyze(config: Config, app_ids: tuple[str, ...], force: bool, workers: int)
             f"in {stats.seconds:.1f} s"
         )
         pipeline = Pipeline(registry=registry, predictions=config.predictions)
+        # Through the ledger: an analyze killed half-way leaves the rest to the next run.
         if force:
-            refreshed = predictions.refresh_all(factory, config.predictions, full=True)
-            click.echo(f"predicted {refreshed.runs} runs")
-            pipeline.queue_all(factory)
+            pipeline.queue_all(factory, full=True)
         else:
             pipeline.queue_all(factory, steps=("predictions",))
         completed = pipeline.complete(factory)
+        if force:
+            click.echo(f"predicted {completed.computed.get('predictions', 0)} runs")
         click.echo(
             "brought up to date: "
             + (", ".join(f"{n} {step}" for step, n in completed.done.items()) or "nothing to do")

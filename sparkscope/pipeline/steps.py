@@ -12,7 +12,8 @@ After the loader has written an application's rows, in the same transaction:
 Then, once per run, from the ledger (each unit in its own transaction, which also takes it off
 the ledger; a unit that fails stays queued and is retried by the next run):
 
-6. ``predictions`` -- expected duration, verdict and forecast of the server's recurring runs;
+6. ``predictions`` -- expected duration, verdict and forecast of the server's recurring runs
+   (every run again when :data:`FULL` is queued: ``analyze --force``);
 7. ``whatif`` -- the what-if calibration of each queued recurring key, and the server's prior.
 
 All work comes from what is passed in (rows in memory, the registry, the configuration): nothing
@@ -37,6 +38,7 @@ from sparkscope.analysis.inputs import assemble, store_inputs
 from sparkscope.analysis.results import record_config
 from sparkscope.analysis.scoring import score_and_store
 from sparkscope.config.loader import PredictionConfig
+from sparkscope.db import factory_url, storage_fault
 from sparkscope.pipeline import ledger
 from sparkscope.prediction.refresh import refresh_session
 from sparkscope.whatif.calibration import refit_keys, store_input
@@ -99,19 +101,24 @@ def app_data(rows: LoadedRows) -> AppData:
 
 @dataclass(frozen=True)
 class QueuedStep:
-    """A step run from the ledger: ``run(pipeline, session, server_id, subjects)``."""
+    """A step run from the ledger: ``run(pipeline, session, server_id, subjects)`` returns how
+    many things (runs predicted, keys fitted) it computed, or None."""
 
     name: str
-    run: Callable[[Pipeline, Session, int, Sequence[str]], None]
+    run: Callable[[Pipeline, Session, int, Sequence[str]], int | None]
     #: the subject an application queues: '' (the whole server) or its recurring key
     subject: Callable[[Pipeline, str], str]
 
 
-def _predict(p: Pipeline, session: Session, server_id: int, subjects: Sequence[str]) -> None:
-    refresh_session(session, server_id, p.predictions)
+#: The predictions subject that asks for every run of the server to be predicted again.
+FULL = "*all runs*"
 
 
-def _refit_whatif(p: Pipeline, session: Session, server_id: int, subjects: Sequence[str]) -> None:
+def _predict(p: Pipeline, session: Session, server_id: int, subjects: Sequence[str]) -> int:
+    return refresh_session(session, server_id, p.predictions, full=FULL in subjects).runs
+
+
+def _refit_whatif(p: Pipeline, session: Session, server_id: int, subjects: Sequence[str]) -> int:
     keys = set(subjects)
     if "" in keys:  # every key of the server (queued by an upgrade, or `analyze --force`)
         from sqlalchemy import select
@@ -122,7 +129,7 @@ def _refit_whatif(p: Pipeline, session: Session, server_id: int, subjects: Seque
             select(Application.name).where(Application.server_id == server_id).distinct()
         )
         keys = {recurring_key(n, p.predictions.key_patterns) for n in names}
-    refit_keys(session, server_id, keys, p.predictions.key_patterns)
+    return refit_keys(session, server_id, keys, p.predictions.key_patterns)
 
 
 QUEUED: tuple[QueuedStep, ...] = (
@@ -135,10 +142,12 @@ QUEUED: tuple[QueuedStep, ...] = (
 
 @dataclass
 class Completed:
-    """What one pass over the ledger did: units done per step, and the units that failed."""
+    """What one pass over the ledger did: units done and things computed per step, and the
+    units that failed."""
 
     done: dict[str, int] = field(default_factory=dict)
     failed: list[tuple[str, int, str]] = field(default_factory=list)
+    computed: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -179,7 +188,10 @@ class Pipeline:
         self, factory: sessionmaker[Session], server_ids: Sequence[int] | None = None
     ) -> Completed:
         """Steps 6-7: everything on the ledger (of the given servers, else of all), step by
-        step; each unit in its own transaction, a failed one recorded and left queued."""
+        step; each unit in its own transaction, a failed one recorded and left queued. A
+        database that refuses writes stops it at once (:class:`StorageFault`): the unit stays
+        queued, as it was, for a run that can write."""
+        url = factory_url(factory)
         result = Completed()
         steps = {s.name: s for s in self.queued}
         with factory() as session:
@@ -188,9 +200,12 @@ class Pipeline:
             step = steps[unit.step]
             try:
                 with factory() as session, session.begin():
-                    step.run(self, session, unit.server_id, unit.subjects)
-                    ledger.done(session, unit.step, unit.server_id, unit.subjects)
+                    n = step.run(self, session, unit.server_id, unit.subjects)
+                    ledger.done(session, unit)
             except Exception as exc:  # derived work must not stop the others; it stays queued
+                fault = storage_fault(url, exc)
+                if fault is not None:
+                    raise fault from exc
                 error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
                 log.warning(
                     "%s of server %s not done (attempt %d, retried by the next run): %s",
@@ -205,10 +220,18 @@ class Pipeline:
                 result.failed.append((unit.step, unit.server_id, error))
                 continue
             result.done[unit.step] = result.done.get(unit.step, 0) + len(unit.subjects)
+            result.computed[unit.step] = result.computed.get(unit.step, 0) + (n or 0)
         return result
 
-    def queue_all(self, factory: sessionmaker[Session], steps: Sequence[str] | None = None) -> None:
-        """Queue the given steps (default: all) for the whole of every server with applications."""
+    def queue_all(
+        self,
+        factory: sessionmaker[Session],
+        steps: Sequence[str] | None = None,
+        full: bool = False,
+    ) -> None:
+        """Queue the given steps (default: all) for the whole of every server with applications,
+        in one transaction; ``full``: every prediction again (``analyze --force``), which a run
+        killed before it is done leaves on the ledger like any other work."""
         from sqlalchemy import select
 
         from sparkscope.models.application import Application
@@ -216,4 +239,11 @@ class Pipeline:
         chosen = [s.name for s in self.queued if steps is None or s.name in steps]
         with factory() as session, session.begin():
             servers = session.scalars(select(Application.server_id).distinct()).all()
-            ledger.enqueue(session, [(step, sid, "") for sid in servers for step in chosen])
+            ledger.enqueue(
+                session,
+                [
+                    (step, sid, FULL if full and step == "predictions" else "")
+                    for sid in servers
+                    for step in chosen
+                ],
+            )

@@ -1,10 +1,10 @@
 """Compute and store the predictions of recurring runs (the write side; pages only read them).
 
-:func:`refresh` is called once per server after a fetch run and by ``sparkscope analyze``. It finds
-the runs whose prediction is missing or stale (new run, re-fetched run: ``fetched_at_ms``
-changed) and the keys that lost a run (deleted: fewer stored predictions than the key's forecast
-counted), then recomputes, per key, every run from the earliest changed one on: later runs
-depended on it. Everything a run's prediction uses started before it.
+:func:`refresh_session` is the pipeline's predictions step (after a fetch run and in ``sparkscope
+analyze``). It finds the runs whose prediction is missing or stale (new run, re-fetched run:
+``fetched_at_ms`` changed) and the keys that lost a run (deleted: fewer stored predictions than
+the key's forecast counted), then recomputes, per key, every run from the earliest changed one
+on: later runs depended on it. Everything a run's prediction uses started before it.
 """
 
 from __future__ import annotations
@@ -55,20 +55,6 @@ def refresh_server(
     transaction of its own."""
     with factory() as session, session.begin():
         return refresh_session(session, server_id, settings, full)
-
-
-def refresh_all(
-    factory: sessionmaker[Session], settings: PredictionConfig, full: bool = False
-) -> RefreshStats:
-    """Every server; ``full`` recomputes every run (after a change of the settings)."""
-    total = RefreshStats()
-    with factory() as session:
-        servers = session.scalars(select(Application.server_id).distinct()).all()
-    for sid in servers:
-        s = refresh_server(factory, sid, settings, full)
-        total.keys += s.keys
-        total.runs += s.runs
-    return total
 
 
 def refresh_session(

@@ -6,6 +6,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -78,9 +79,10 @@ def shs_app_url(server_url: str, app: Application) -> str | None:
     base = without_credentials(server_url).rstrip("/")
     # The configured URL may point at the REST root; the UI lives at the server's root.
     base = re.sub(r"/api/v1$", "", base)
-    path = f"{base}/history/{app.app_id}/"
+    # Each id one path segment, percent-encoded whole ("/", "?", "#", "%" and dots included).
+    path = f"{base}/history/{quote(app.app_id, safe='')}/"
     if app.attempt_id:
-        path += f"{app.attempt_id}/"
+        path += f"{quote(app.attempt_id, safe='')}/"
     return path
 
 

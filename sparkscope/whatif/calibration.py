@@ -16,6 +16,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from sparkscope.advisor.predict.features import recurring_key
+from sparkscope.advisor.whatif.limits import check_budget
 from sparkscope.advisor.whatif.stageplan import AppRun
 from sparkscope.db import now_ms
 from sparkscope.models.application import (
@@ -177,6 +178,7 @@ def history_runs(
     }
     out = []
     for a in usable:
+        check_budget()  # this runs on a GET: under the request's time budget, if any
         try:
             run, f = _run_of(session, a, stored.get(a.id))
         except WhatIfUnavailable:

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sparkscope.advisor.whatif.limits import MAX_DEADLINE_MS
+
 #: Most executor counts one request may ask for.
 MAX_SIZES = 64
 #: Largest executor count accepted.
@@ -44,8 +46,8 @@ def parse_deadline(text: str | None) -> int:
     ms = float(m.group(1)) * _UNIT_MS[m.group(2).lower()]
     if ms <= 0:
         raise ValueError("the duration must be positive")
-    if ms > MAX_JSON_INT:
-        raise ValueError(f"the duration may be at most {MAX_JSON_INT} ms")
+    if not ms <= MAX_DEADLINE_MS:  # also a number of digits no float holds (inf)
+        raise ValueError(f"at most {MAX_DEADLINE_MS // 86_400_000} days")
     return int(ms)
 
 

@@ -114,8 +114,8 @@ def detail_json(d: AppDetail) -> dict[str, Any]:
 def apps() -> Response:
     """Search with the same parameters as /search; returns total and one page of apps."""
     reg, error = registry()
-    filters = parse_search(request.args, now_ms(), tuple(e.name for e in reg.entries))
     per_page = current_app.config.get("PAGE_SIZE", 50)
+    filters = parse_search(request.args, now_ms(), tuple(e.name for e in reg.entries), per_page)
     page = search_apps(get_session(), filters, per_page)
     return jsonify(
         total=page.total,
@@ -128,9 +128,15 @@ def apps() -> Response:
     )
 
 
+@bp.route("/apps/", defaults={"app_id": None})
 @bp.route("/apps/<app_id:app_id>", merge_slashes=False)
-def app(app_id: str) -> Response:
-    """One application (use ?server= when the id exists on several servers)."""
+def app(app_id: str | None) -> Response:
+    """One application (use ?server= when the id exists on several servers); any id also as
+    ``/api/apps/?app_id=``."""
+    if app_id is None:
+        app_id = text(request.args, "app_id", 255)
+        if app_id is None:
+            abort(404, description="no application id given")
     found = lookup(app_id, text(request.args, "server", 200), text(request.args, "attempt", 64))
     reg, error = registry()
     detail = load_detail(
