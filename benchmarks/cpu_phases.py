@@ -8,7 +8,7 @@ HTTP time and the main thread's load time are each counted where they are spent:
 - ``decode``: the JSON decode of the bodies (``fetcher.shs.safejson``);
 - ``parse``: the request plan's own work, bodies into rows (``fetch_app`` minus its requests);
 - ``load``: the loader's statements (``fetcher.loader.load_application``);
-- ``pipeline``: the per-application steps (``Pipeline.after_load``);
+- ``pipeline``: the per-application steps (``Pipeline.prepare`` and ``Pipeline.after_load``);
 - ``commit``: the rest of an application's transaction (session, watermark, commit);
 
 What the process spent beyond these (the listing, the thread pool, the interpreter) is the
@@ -70,5 +70,7 @@ def instrument() -> PhaseClock:
     job.fetch_app = clock.wrap("parse", request_plan.fetch_app)  # type: ignore[attr-defined]
     loader.load_application = clock.wrap("load", loader.load_application)  # type: ignore[method-assign]
     Pipeline.after_load = clock.wrap("pipeline", Pipeline.after_load)  # type: ignore[method-assign]
+    if hasattr(Pipeline, "prepare"):  # the in-memory steps, where they run apart
+        Pipeline.prepare = clock.wrap("pipeline", Pipeline.prepare)
     job._load = clock.wrap("commit", job._load)  # type: ignore[attr-defined]
     return clock

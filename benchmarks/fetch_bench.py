@@ -201,7 +201,10 @@ def report_cpu(runs: dict[str, dict[str, Any]], apps: int, threads: int) -> None
         "  other",
         [f"{_per_app_ms(r['cpu_s'] - sum(r['phases_s'].values()), r):.2f}" for r in runs.values()],
     )
-    line("bare crawl CPU/app (ms)", [f"{_per_app_ms(r['crawl_cpu_s'], r):.2f}" for r in runs.values()])
+    line(
+        "bare crawl CPU/app (ms)",
+        [f"{_per_app_ms(r['crawl_cpu_s'], r):.2f}" for r in runs.values()],
+    )
     line("queued steps, per run (CPU s)", [f"{r['complete_cpu_s']:.2f}" for r in runs.values()])
 
 

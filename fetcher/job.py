@@ -176,9 +176,10 @@ def _load(
     """Load one application and run the pipeline's per-application steps on it, in one
     transaction; return an error text or None."""
     try:
+        prepared = pipeline.prepare(bundle)  # in memory, before the transaction
         with factory() as session, session.begin():
-            app_pk, replaced = loader.load_application(session, server_id, bundle)
-            pipeline.after_load(session, server_id, app_pk, bundle, replaced)
+            stored = loader.load_application(session, server_id, bundle, prepared.application)
+            pipeline.after_load(session, server_id, bundle, stored, prepared)
             watermark.apply(session, server_id, advance)
     except SQLAlchemyError as exc:
         return f"database error: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}"

@@ -11,6 +11,8 @@ def redact(name: str, value: str | None, pattern: re.Pattern[str] | str) -> str 
     """The value, or the mask when the key or the value matches the pattern, as Spark does."""
     if value is None:
         return None
-    if re.search(pattern, name) or re.search(pattern, value):
+    if isinstance(pattern, str):
+        pattern = re.compile(pattern)
+    if pattern.search(name) or pattern.search(value):
         return REDACTED
     return value
