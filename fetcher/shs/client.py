@@ -252,7 +252,7 @@ class ShsClient:
                 for s in parts.path.split("/")
             ]
             prep.url = parts._replace(path="/".join(segments)).geturl() + sep + query
-        settings = {
+        settings: dict[str, Any] = {
             "stream": True,
             "timeout": self.timeout,
             "verify": session.verify,
