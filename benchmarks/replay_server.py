@@ -3,7 +3,8 @@
 It serves the responses recorded from a real Spark 4.0.1 History Server (demo/spark-events) over
 HTTP on 127.0.0.1, scaled to N applications (app ``bench-000123`` answers with recorded app
 ``123 % 21``'s bodies), with an added latency per request and an added "replay" delay on the
-first request of each application (a real SHS replays the event log then). ``GET /__served``
+first request of each application (a real SHS replays the event log then), and nothing else: it
+answers at once (TCP_NODELAY, as the SHS's Jetty). ``GET /__served``
 lists the paths asked for so far, in order, for the bare crawl to ask for the same ones.
 """
 
@@ -72,6 +73,9 @@ def serve(port_queue: Any, n_apps: int, latency_s: float, replay_s: float) -> No
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # As Jetty (the SHS's server) does: without it, the body written after the headers
+        # waits for the client's delayed ACK, ~40 ms a request on top of the added latency.
+        disable_nagle_algorithm = True
 
         def log_message(self, *args: Any) -> None:
             pass

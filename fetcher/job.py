@@ -108,6 +108,7 @@ def _fetch_and_load(
     pending: dict[Future[AppBundle], AppEntry] = {}
     queue = iter(todo.todo)
     frontier = todo.frontier
+    marks = watermark.Marks(server_id)
     done = 0
 
     def submit_more(pool: ThreadPoolExecutor) -> None:
@@ -128,7 +129,7 @@ def _fetch_and_load(
                 advance = frontier.advance_if_done(entry.key) if frontier else None
                 error = _fetch_error(fut, result)
                 if error is None and fut.exception() is None:
-                    error = _load(factory, server_id, fut.result(), pipeline, advance)
+                    error = _load(factory, fut.result(), pipeline, marks, advance)
                 elif error is None:
                     continue  # the server went away: neither loaded nor a failure of this app
                 done += 1
@@ -138,7 +139,7 @@ def _fetch_and_load(
                 else:
                     result.failed.append((entry.app_id, error))
                     log.warning("failed %s: %s", entry.app_id, error)
-                    if not _record_failure(factory, server_id, entry, error, advance):
+                    if not _record_failure(factory, entry, error, marks, advance):
                         continue
                 if frontier is not None:
                     frontier.done(entry.key)
@@ -147,7 +148,7 @@ def _fetch_and_load(
             submit_more(pool)
     if frontier is not None:
         with factory() as session, session.begin():
-            watermark.apply(session, server_id, frontier.advance_now())
+            marks.committed(marks.apply(session, frontier.advance_now()))
 
 
 def _fetch_error(fut: Future[AppBundle], result: ServerResult) -> str | None:
@@ -168,19 +169,21 @@ def _fetch_error(fut: Future[AppBundle], result: ServerResult) -> str | None:
 
 def _load(
     factory: sessionmaker[Session],
-    server_id: int,
     bundle: AppBundle,
     pipeline: Pipeline,
+    marks: watermark.Marks,
     advance: Advance | None,
 ) -> str | None:
     """Load one application and run the pipeline's per-application steps on it, in one
     transaction; return an error text or None."""
+    server_id = marks.server_id
     try:
         prepared = pipeline.prepare(bundle)  # in memory, before the transaction
         with factory() as session, session.begin():
             stored = loader.load_application(session, server_id, bundle, prepared.application)
             pipeline.after_load(session, server_id, bundle, stored, prepared)
-            watermark.apply(session, server_id, advance)
+            written = marks.apply(session, advance)
+        marks.committed(written)
     except SQLAlchemyError as exc:
         return f"database error: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
     except Exception as exc:  # one app's data must not stop the others (e.g. a value too big)
@@ -191,18 +194,24 @@ def _load(
 
 def _record_failure(
     factory: sessionmaker[Session],
-    server_id: int,
     entry: AppEntry,
     error: str,
+    marks: watermark.Marks,
     advance: Advance | None,
 ) -> bool:
     """Record one app's failure (and the watermark it allows); False if that failed too."""
     try:
         with factory() as session, session.begin():
             count = loader.record_failure(
-                session, server_id, entry.app_id, entry.attempt_id, error, entry.last_updated_ms
+                session,
+                marks.server_id,
+                entry.app_id,
+                entry.attempt_id,
+                error,
+                entry.last_updated_ms,
             )
-            watermark.apply(session, server_id, advance)
+            written = marks.apply(session, advance)
+        marks.committed(written)
         log.debug("%s has failed %d time(s)", entry.app_id, count)
     except SQLAlchemyError:
         log.exception("could not record the failure of %s", entry.app_id)

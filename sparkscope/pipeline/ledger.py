@@ -11,12 +11,14 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import cast
+from functools import cache
+from typing import Any, cast
 
 from sqlalchemy import Table, delete, select, tuple_, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from sparkscope.db import dialect_insert, now_ms
+from sparkscope.db import now_ms
 from sparkscope.models.pipeline import PipelinePending
 
 #: One queued unit of work: (step, server id, subject).
@@ -40,8 +42,15 @@ def enqueue(session: Session, work: Iterable[Work]) -> None:
         for step, sid, subject in dict.fromkeys(work)
     ]
     if rows:
-        stmt = dialect_insert(session, cast(Table, PipelinePending.__table__))
-        session.execute(stmt.on_conflict_do_nothing(), rows)
+        session.execute(_insert(session.get_bind().dialect.name), rows)
+
+
+@cache
+def _insert(dialect: str) -> Any:
+    """INSERT that leaves work already queued as it is (built once per dialect)."""
+    table = cast(Table, PipelinePending.__table__)
+    stmt = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)
+    return stmt.on_conflict_do_nothing()
 
 
 def pending(
