@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 from sqlalchemy import JSON, Connection, Table, column, insert, table
+from sqlalchemy.exc import DBAPIError
 
 _MISSING = object()
 
@@ -77,9 +78,14 @@ def write(conn: Connection, lay: Layout, first: Any, rows: Sequence[Mapping[str,
     if conn.dialect.name == "postgresql":
         dbapi = conn.connection.driver_connection
         assert dbapi is not None
-        with dbapi.cursor() as cur, cur.copy(_copy_sql(conn, lay)) as copy:  # type: ignore[attr-defined]
-            for row in values:
-                copy.write_row(row)
+        sql = _copy_sql(conn, lay)
+        try:
+            with dbapi.cursor() as cur, cur.copy(sql) as copy:  # type: ignore[attr-defined]
+                for row in values:
+                    copy.write_row(row)
+        except conn.dialect.loaded_dbapi.Error as exc:  # as SQLAlchemy raises it for an INSERT
+            error = conn.dialect.loaded_dbapi.Error
+            raise DBAPIError.instance(sql, None, exc, error) from exc
         return
     conn.exec_driver_sql(_insert_sql(conn, lay), values)  # type: ignore[arg-type]
 
