@@ -35,7 +35,7 @@ class Layout:
 
     def values(self, first: Any, rows: Iterable[Mapping[str, Any]]) -> list[tuple[Any, ...]]:
         """One tuple per row: ``first`` (the application's id), then the columns."""
-        get = itemgetter(*self.names)
+        get = itemgetter(*self.names) if len(self.names) > 1 else lambda r: (r[self.names[0]],)
         out = []
         dumps = orjson.dumps
         for row in rows:
