@@ -1,7 +1,7 @@
 """Run every benchmark with its defaults and print the figures: `python -m benchmarks` (or `make bench`).
 
 Each one can be run alone with its own options:
-  python -m benchmarks.fetch_bench --help     fetcher: apps/s, requests/app, bytes, peak RSS, ratio to a bare crawl
+  python -m benchmarks.fetch_bench --help     fetcher: CPU per application by phase (SQLite, PostgreSQL), ratio to a bare crawl, requests/app
   python -m benchmarks.rescore_bench --help   heuristics: re-scoring apps/s over 10,000 stored applications
   python -m benchmarks.web_bench --help       web: p50/p95 latency of every page on a 100,000-application fleet
   python -m benchmarks.predict_bench --help   predictions: fetch-time cost per new run, backtest over a fleet

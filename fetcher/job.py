@@ -143,6 +143,7 @@ def _fetch_and_load(
     pending: dict[Future[AppBundle], AppEntry] = {}
     queue = iter(todo.todo)
     frontier = todo.frontier
+    marks = watermark.Marks(server_id)
     done = 0
 
     def submit_more(pool: ThreadPoolExecutor) -> None:
@@ -164,7 +165,7 @@ def _fetch_and_load(
                     advance = frontier.advance_if_done(entry.key) if frontier else None
                     error = _fetch_error(fut, result)
                     if error is None and fut.exception() is None:
-                        error = _load(factory, server_id, fut.result(), pipeline, advance)
+                        error = _load(factory, fut.result(), pipeline, marks, advance)
                     elif error is None:
                         continue  # the server went away: neither loaded nor this app's failure
                     done += 1
@@ -174,7 +175,7 @@ def _fetch_and_load(
                     else:
                         result.failed.append((entry.app_id, error))
                         log.warning("failed %s: %s", entry.app_id, error)
-                        if not _record_failure(factory, server_id, entry, error, advance):
+                        if not _record_failure(factory, entry, error, marks, advance):
                             continue
                     if frontier is not None:
                         frontier.done(entry.key)
@@ -188,7 +189,7 @@ def _fetch_and_load(
             raise
     if frontier is not None:
         with factory() as session, session.begin():
-            watermark.apply(session, server_id, frontier.advance_now())
+            marks.committed(marks.apply(session, frontier.advance_now()))
 
 
 def _fetch_error(fut: Future[AppBundle], result: ServerResult) -> str | None:
@@ -209,18 +210,21 @@ def _fetch_error(fut: Future[AppBundle], result: ServerResult) -> str | None:
 
 def _load(
     factory: sessionmaker[Session],
-    server_id: int,
     bundle: AppBundle,
     pipeline: Pipeline,
+    marks: watermark.Marks,
     advance: Advance | None,
 ) -> str | None:
     """Load one application and run the pipeline's per-application steps on it, in one
     transaction; return an error text or None."""
+    server_id = marks.server_id
     try:
+        prepared = pipeline.prepare(bundle)  # in memory, before the transaction
         with factory() as session, session.begin():
-            app_pk, replaced = loader.load_application(session, server_id, bundle)
-            pipeline.after_load(session, server_id, app_pk, bundle, replaced)
-            watermark.apply(session, server_id, advance)
+            stored = loader.load_application(session, server_id, bundle, prepared.application)
+            pipeline.after_load(session, server_id, bundle, stored, prepared)
+            written = marks.apply(session, advance)
+        marks.committed(written)
     except SQLAlchemyError as exc:
         fault = storage_fault(factory_url(factory), exc)
         if fault is not None:
@@ -234,18 +238,24 @@ def _load(
 
 def _record_failure(
     factory: sessionmaker[Session],
-    server_id: int,
     entry: AppEntry,
     error: str,
+    marks: watermark.Marks,
     advance: Advance | None,
 ) -> bool:
     """Record one app's failure (and the watermark it allows); False if that failed too."""
     try:
         with factory() as session, session.begin():
             count = loader.record_failure(
-                session, server_id, entry.app_id, entry.attempt_id, error, entry.last_updated_ms
+                session,
+                marks.server_id,
+                entry.app_id,
+                entry.attempt_id,
+                error,
+                entry.last_updated_ms,
             )
-            watermark.apply(session, server_id, advance)
+            written = marks.apply(session, advance)
+        marks.committed(written)
         log.debug("%s has failed %d time(s)", entry.app_id, count)
     except SQLAlchemyError as exc:
         fault = storage_fault(factory_url(factory), exc)

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import cast
+from functools import cache
+from typing import Any, cast
 
 from sqlalchemy import Connection, Table, delete, select, text, tuple_
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from sparkscope.db import dialect_insert
 from sparkscope.models.analysis import AnalysisResult
 from sparkscope.models.application import Application
 from sparkscope.models.summary import DaySummary
@@ -85,33 +86,60 @@ def read(session: Session, application_pks: Iterable[int | None]) -> Contributio
     for i in range(0, len(pks), _CHUNK):
         chunk = pks[i : i + _CHUNK]
         days: dict[int, int] = {}
-        for pk, start, worst, user, queue, wasted, *totals in session.execute(
-            select(
-                Application.id,
-                Application.start_time_ms,
-                Application.worst_severity,
-                Application.spark_user,
-                Application.queue,
-                Application.wasted_core_hours,
-                Application.num_executors,
-                Application.num_jobs,
-                Application.num_stages,
-                Application.num_tasks,
-            ).where(Application.id.in_(chunk))
+        for pk, *values in session.execute(
+            select(Application.id, *(Application.__table__.c[c] for c in APP_FIELDS)).where(
+                Application.id.in_(chunk)
+            )
         ):
-            day = days[pk] = day_of(start)
-            waste = 0.0 if wasted is None else on_grid(wasted)
-            vector = (1, *(t or 0 for t in totals), waste, 0 if wasted is None else 1)
-            _add(out, ("severity", day, "" if worst is None else str(worst)), vector)
-            _add(out, ("user", day, user or ""), vector)
-            _add(out, ("queue", day, queue or ""), vector)
+            days[pk] = _add_application(out, dict(zip(APP_FIELDS, values, strict=True)))
         for pk, heuristic in session.execute(
             select(AnalysisResult.application_id, AnalysisResult.heuristic)
             .where(AnalysisResult.application_id.in_(chunk))
             .where(AnalysisResult.severity > 0)
         ):
             if pk in days:
-                _add(out, ("heuristic", days[pk], heuristic), (1, 0, 0, 0, 0, 0.0, 0))
+                _add(out, ("heuristic", days[pk], heuristic), _FINDING)
+    return {key: tuple(v) for key, v in out.items()}
+
+
+#: The application columns a contribution is made of.
+APP_FIELDS = (
+    "start_time_ms",
+    "worst_severity",
+    "spark_user",
+    "queue",
+    "wasted_core_hours",
+    "num_executors",
+    "num_jobs",
+    "num_stages",
+    "num_tasks",
+)
+_FINDING = (1, 0, 0, 0, 0, 0.0, 0)
+
+
+def _add_application(out: dict[Key, list[float]], app: Mapping[str, Any]) -> int:
+    """Add what one application row (:data:`APP_FIELDS`) contributes, its findings aside;
+    returns its day."""
+    day = day_of(app["start_time_ms"])
+    wasted = app["wasted_core_hours"]
+    totals = (app["num_executors"], app["num_jobs"], app["num_stages"], app["num_tasks"])
+    waste = 0.0 if wasted is None else on_grid(wasted)
+    vector = (1, *(t or 0 for t in totals), waste, 0 if wasted is None else 1)
+    worst = app["worst_severity"]
+    _add(out, ("severity", day, "" if worst is None else str(worst)), vector)
+    _add(out, ("user", day, app["spark_user"] or ""), vector)
+    _add(out, ("queue", day, app["queue"] or ""), vector)
+    return day
+
+
+def contribution(app: Mapping[str, Any], flagged: Iterable[str]) -> Contributions:
+    """What an application contributes, from its row as written (:data:`APP_FIELDS`) and the
+    heuristics of its findings (severity above none): what :func:`read` reads back once the
+    row and findings are stored, without reading them back."""
+    out: dict[Key, list[float]] = {}
+    day = _add_application(out, app)
+    for heuristic in flagged:
+        _add(out, ("heuristic", day, heuristic), _FINDING)
     return {key: tuple(v) for key, v in out.items()}
 
 
@@ -130,14 +158,8 @@ def apply(session: Session, before: Mapping[Key, Vector], after: Mapping[Key, Ve
     ]
     if not rows:
         return
-    table = cast(Table, DaySummary.__table__)
-    upsert = dialect_insert(session, table)
-    upsert = upsert.on_conflict_do_update(
-        index_elements=["dimension", "day", "key"],
-        set_={f: table.c[f] + upsert.excluded[f] for f in FIELDS},
-    )
-    session.execute(upsert, rows)
-    # A row nothing counts any more goes.
+    session.execute(_upsert(session.get_bind().dialect.name), rows)
+    # A row nothing counts any more goes (its float sum may keep a rounding residue).
     emptied = [k for k, v in changed if v[0] < 0]
     if emptied:
         session.execute(
@@ -146,6 +168,17 @@ def apply(session: Session, before: Mapping[Key, Vector], after: Mapping[Key, Ve
                 DaySummary.apps <= 0,
             )
         )
+
+
+@cache
+def _upsert(dialect: str) -> Any:
+    """The upsert that adds a difference to a summary row (built once per dialect)."""
+    table = cast(Table, DaySummary.__table__)
+    upsert = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)
+    return upsert.on_conflict_do_update(
+        index_elements=["dimension", "day", "key"],
+        set_={f: table.c[f] + upsert.excluded[f] for f in FIELDS},
+    )
 
 
 def _changes(vector: Sequence[float]) -> bool:

@@ -13,8 +13,10 @@ from sparkscope.models.application import (
     StageTaskDistribution,
     Task,
 )
+from sparkscope.models.whatif import WhatIfInput
 
 APP_CHILD_TABLES = (
+    WhatIfInput,
     AnalysisInput,
     Analysis,
     AnalysisResult,

@@ -16,12 +16,14 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import cast
+from functools import cache
+from typing import Any, cast
 
 from sqlalchemy import Table, case, delete, select, tuple_, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from sparkscope.db import dialect_insert, now_ms
+from sparkscope.db import now_ms
 from sparkscope.models.pipeline import PipelinePending
 
 #: One queued unit of work: (step, server id, subject).
@@ -48,14 +50,20 @@ def enqueue(session: Session, work: Iterable[Work]) -> None:
         for step, sid, subject in sorted(set(work))  # one order: writers cannot deadlock
     ]
     if rows:
-        table = cast(Table, PipelinePending.__table__)
-        stmt = dialect_insert(session, table)
-        new, old = stmt.excluded.queued_at_ms, table.c.queued_at_ms
-        stmt = stmt.on_conflict_do_update(
-            index_elements=["step", "server_id", "subject"],
-            set_={"queued_at_ms": case((new > old, new), else_=old + 1)},
-        )
-        session.execute(stmt, rows)
+        session.execute(_insert(session.get_bind().dialect.name), rows)
+
+
+@cache
+def _insert(dialect: str) -> Any:
+    """INSERT that marks work already queued as queued again, later than any run that read it
+    (built once per dialect)."""
+    table = cast(Table, PipelinePending.__table__)
+    stmt = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)
+    new, old = stmt.excluded.queued_at_ms, table.c.queued_at_ms
+    return stmt.on_conflict_do_update(
+        index_elements=["step", "server_id", "subject"],
+        set_={"queued_at_ms": case((new > old, new), else_=old + 1)},
+    )
 
 
 def pending(

@@ -1,12 +1,15 @@
 """The post-load pipeline, declared in one place and run by ``fetch`` and ``analyze`` alike.
 
-After the loader has written an application's rows, in the same transaction:
+For each fetched application, first in memory (:meth:`Pipeline.prepare`, before anything is
+written: the application row takes its findings' columns from it), then, once the loader has
+written the application's rows, in the same transaction (:meth:`Pipeline.after_load`):
 
 1. ``inputs`` -- the application's heuristic inputs, encoded (re-scoring reads them back);
 2. ``score`` -- the heuristics' findings (skipped by ``fetch --no-analyze``; the page then scores
    in memory and ``analyze`` stores them);
 3. ``whatif_input`` -- the run's what-if input, encoded;
-4. ``day_summary`` -- the application's contribution to the fleet's per-day summary;
+4. ``day_summary`` -- the application's contribution to the fleet's per-day summary, taken from
+   the row and findings as written (not read back), less that of the version it replaced;
 5. the queued steps below are put on the ledger for the application's server and key.
 
 Then, once per run, from the ledger (each unit in its own transaction, which also takes it off
@@ -34,14 +37,14 @@ from heuristics.registry import Registry
 from sparkscope.accounting import day_summary
 from sparkscope.advisor.predict.features import recurring_key
 from sparkscope.analysis.codec import APP_COLUMNS
-from sparkscope.analysis.inputs import assemble, store_inputs
-from sparkscope.analysis.results import record_config
-from sparkscope.analysis.scoring import score_and_store
+from sparkscope.analysis.inputs import assemble, encode_or_none, insert_encoded
+from sparkscope.analysis.results import flagged, insert_loaded, record_config
+from sparkscope.analysis.scoring import Scored, score_new
 from sparkscope.config.loader import PredictionConfig
 from sparkscope.db import factory_url, storage_fault
 from sparkscope.pipeline import ledger
 from sparkscope.prediction.refresh import refresh_session
-from sparkscope.whatif.calibration import refit_keys, store_input
+from sparkscope.whatif.calibration import encode_input, refit_keys, store_input
 
 log = logging.getLogger("sparkscope.pipeline")
 
@@ -83,6 +86,40 @@ class LoadedRows(Protocol):
     stages: Rows
     distributions: Rows
     tasks: Rows
+
+
+class StoredApplication(Protocol):
+    """What the loader wrote of one application."""
+
+    @property
+    def app_pk(self) -> int: ...
+    @property
+    def row(self) -> Mapping[str, Any]:
+        """The application row as stored (its day-summary columns included)."""
+
+    @property
+    def replaced(self) -> Mapping[Any, Any]:
+        """The day-summary contribution of the version it replaced (empty for a new one)."""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """The per-application steps' work done in memory, before the application is written."""
+
+    data: AppData
+    #: the encoded heuristic inputs (None: a value cannot be encoded)
+    inputs: bytes | None
+    #: the findings (None: not stored at load time)
+    scored: Scored | None
+    whatif: bytes
+
+    @property
+    def application(self) -> dict[str, Any]:
+        """The application row's analysis columns: worst severity and the heuristics config's
+        fingerprint (None when not scored), and its core-hours when scored."""
+        if self.scored is None:
+            return {"worst_severity": None, "analysis_fingerprint": None}
+        return self.scored.columns
 
 
 def app_data(rows: LoadedRows) -> AppData:
@@ -165,22 +202,34 @@ class Pipeline:
         if self.registry is not None:
             record_config(session, self.registry)
 
+    def prepare(self, rows: LoadedRows) -> Prepared:
+        """Steps 1-3 of one fetched application in memory (no database): its inputs, encoded;
+        its findings; its what-if input, encoded."""
+        data = app_data(rows)
+        scored = score_new(data, self.registry) if self.registry is not None else None
+        return Prepared(data, encode_or_none(None, data), scored, encode_input(rows))
+
     def after_load(
         self,
         session: Session,
         server_id: int,
-        app_pk: int,
         rows: LoadedRows,
-        replaced: Mapping[Any, Any],
+        stored: StoredApplication,
+        prepared: Prepared,
     ) -> None:
-        """Steps 1-5 for one application, in the caller's (the load's) transaction; ``replaced``
-        is the day-summary contribution of the version the load replaced (empty if new)."""
-        data = {app_pk: app_data(rows)}
-        store_inputs(session, data)
-        if self.registry is not None:
-            score_and_store(session, data, self.registry, just_loaded=True)
-        store_input(session, app_pk, rows)
-        day_summary.apply(session, replaced, day_summary.read(session, [app_pk]))
+        """Steps 1-5 for one application, in the caller's (the load's) transaction, once the
+        loader has written the application (whose row holds ``prepared.application``) and
+        removed what the version it replaced had of these."""
+        app_pk = stored.app_pk
+        if prepared.inputs is not None:
+            insert_encoded(session, app_pk, prepared.inputs)
+        flagged_heuristics: list[str] = []
+        if prepared.scored is not None:
+            insert_loaded(session, app_pk, prepared.scored.results, prepared.scored.document)
+            flagged_heuristics = flagged(prepared.scored.results)
+        store_input(session, app_pk, prepared.whatif)
+        now = day_summary.contribution(stored.row, flagged_heuristics)
+        day_summary.apply(session, stored.replaced, now)
         name = rows.entry.name
         ledger.enqueue(session, [(s.name, server_id, s.subject(self, name)) for s in self.queued])
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import delete, select
+from sqlalchemy import Table, delete, insert, select
 from sqlalchemy.orm import Session
 
 from sparkscope.advisor.predict.features import recurring_key
@@ -125,11 +125,20 @@ def _run_of(
     return wi.build(data)
 
 
-def store_input(session: Session, application_pk: int, bundle: Any) -> None:
-    """Write (or replace) the encoded what-if input of a fetched application (fetch time)."""
-    blob = wi.encode(wi.from_bundle(bundle))
-    session.execute(delete(WhatIfInput).where(WhatIfInput.application_id == application_pk))
-    session.add(WhatIfInput(application_id=application_pk, format=wi.FORMAT, data=blob))
+def encode_input(bundle: Any) -> bytes:
+    """The encoded what-if input of a fetched application, from its rows in memory."""
+    return wi.encode(wi.from_bundle(bundle))
+
+
+_INSERT_INPUT = insert(cast(Table, WhatIfInput.__table__))
+
+
+def store_input(session: Session, application_pk: int, blob: bytes) -> None:
+    """Write the what-if input (:func:`encode_input`) of an application just loaded (fetch time;
+    the load removed the input of the version it replaced)."""
+    session.execute(
+        _INSERT_INPUT, {"application_id": application_pk, "format": wi.FORMAT, "data": blob}
+    )
 
 
 # ------------------------------------------------------------------------------------- history
