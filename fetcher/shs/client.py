@@ -175,7 +175,8 @@ class ShsClient:
             env = session.merge_environment_settings(self.root, {}, None, session.verify, None)
             session.proxies.update(env["proxies"])
             session.verify = env["verify"]
-            session.auth = get_netrc_auth(self.root)
+            if session.auth is None:  # credentials of the configured URL win over ~/.netrc
+                session.auth = get_netrc_auth(self.root)
             session.trust_env = False
         return session
 
