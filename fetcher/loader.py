@@ -27,6 +27,7 @@ from sparkscope.models.application import (
     Task,
 )
 from sparkscope.models.fetch import FetchFailure, HistoryServer
+from sparkscope.models.sql import SqlExecution, SqlFetch, SqlNode, SqlStage
 
 
 def ensure_server(session: Session, name: str, url: str) -> int:
@@ -93,6 +94,17 @@ def load_application(
         app_pk,
         [t for t in bundle.tasks if (t["stage_id"], t["stage_attempt_id"]) in known_stages],
     )
+    _bulk(session, SqlFetch, app_pk, bundle.sql_fetch)
+    _bulk(session, SqlExecution, app_pk, bundle.sql_executions)
+    _bulk(session, SqlNode, app_pk, bundle.sql_nodes)
+    _bulk(session, SqlStage, app_pk, bundle.sql_stages)
+    if bundle.sql_error is not None:
+        # Stored without its SQL part: counted as a failure of the app, so the next run retries it.
+        error = f"SQL executions not stored: {bundle.sql_error}"
+        record_failure(
+            session, server_id, row["app_id"], row["attempt_id"], error, row["last_updated_ms"]
+        )
+        return app_pk, before
     session.execute(
         delete(FetchFailure).where(
             FetchFailure.server_id == server_id,

@@ -13,11 +13,16 @@ from sparkscope.models.application import (
     StageTaskDistribution,
     Task,
 )
+from sparkscope.models.sql import SqlExecution, SqlFetch, SqlNode, SqlStage
 
 APP_CHILD_TABLES = (
     AnalysisInput,
     Analysis,
     AnalysisResult,
+    SqlStage,
+    SqlNode,
+    SqlExecution,
+    SqlFetch,
     Task,
     StageExecutor,
     StageTaskDistribution,

@@ -33,7 +33,7 @@ from heuristics.registry import Registry
 from sparkscope.accounting import day_summary
 from sparkscope.advisor.predict.features import recurring_key
 from sparkscope.analysis.codec import APP_COLUMNS
-from sparkscope.analysis.inputs import assemble, store_inputs
+from sparkscope.analysis.inputs import assemble, sql_input, store_inputs
 from sparkscope.analysis.results import record_config
 from sparkscope.analysis.scoring import score_and_store
 from sparkscope.config.loader import PredictionConfig
@@ -81,6 +81,10 @@ class LoadedRows(Protocol):
     stages: Rows
     distributions: Rows
     tasks: Rows
+    sql_fetch: Rows
+    sql_executions: Rows
+    sql_nodes: Rows
+    sql_stages: Rows
 
 
 def app_data(rows: LoadedRows) -> AppData:
@@ -94,6 +98,7 @@ def app_data(rows: LoadedRows) -> AppData:
         rows.stages,
         rows.distributions,
         rows.tasks,
+        sql_input(rows.sql_fetch, rows.sql_executions, rows.sql_nodes, rows.sql_stages),
     )
 
 
