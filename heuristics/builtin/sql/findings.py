@@ -197,7 +197,7 @@ def outcome(
             f.execution.execution_id,
             f.node.node_id if f.node is not None else None,
             f.node.name if f.node is not None else None,
-            Severity(f.severity).name.lower(),
+            int(f.severity),
             show(f.value),
             f.summary,
             f.fix,
