@@ -205,6 +205,7 @@ def compare() -> Response:
             }
             for p in c.findings
         ],
+        plan_changes=[{"kind": ch.kind, "text": ch.text} for ch in c.plan_changes],
         heuristics_config_error=error,
     )
 
