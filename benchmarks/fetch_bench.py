@@ -154,6 +154,7 @@ def run_fetch(url: str, db_url: str, threads: int, out_queue: Any) -> None:
     from sparkscope.analysis.heuristics_config import load_heuristics
     from sparkscope.config.loader import BUNDLED_CONFIG_DIR, FetcherConfig, ServerConfig
     from sparkscope.db import make_engine, make_sessionmaker
+    from sparkscope.pipeline.steps import Pipeline
 
     migrate.upgrade(db_url)
     engine = make_engine(db_url)
@@ -164,7 +165,7 @@ def run_fetch(url: str, db_url: str, threads: int, out_queue: Any) -> None:
         ServerConfig(name="bench", url=url, read_timeout_s=120),
         FetcherConfig(threads=threads, retries=0),
         FetchOptions(threads=threads),
-        registry=registry,
+        pipeline=Pipeline(registry=registry),
     )
     wall = time.perf_counter() - started
     out_queue.put(

@@ -110,6 +110,7 @@ def no_sql(app: AppData) -> Outcome | None:
         return None
     reasons = {
         "failed": "The SQL executions could not be fetched (the next fetch retries them)",
+        "partial": "None of the application's SQL executions could be read",
         "unavailable": "The History Server has no SQL endpoint (Spark before 3.0)",
         "unknown": "No SQL executions stored (fetched before Sparkscope read them)",
     }
