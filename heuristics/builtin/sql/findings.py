@@ -15,12 +15,7 @@ from dataclasses import dataclass, field
 from heuristics.appdata import AppData, SqlExecutionSummary, SqlPlanNode
 from heuristics.builtin.sql.plan import Graph
 from heuristics.result import Details, Impact, Outcome, Severity, make_result, no_data
-from heuristics.sparkconf import (
-    driver_memory_bytes,
-    executor_memory_bytes,
-    is_local_mode,
-    parse_size_bytes,
-)
+from heuristics.sparkconf import parse_size_bytes
 from heuristics.stats import fmt_bytes, fmt_ms, total_task_cores
 
 KIB = 1024
@@ -85,8 +80,8 @@ class Facts:
 def facts(app: AppData) -> Facts:
     """The facts of one application."""
     props = dict(app.spark_properties)
-    driver = driver_memory_bytes(props)
-    executor = driver if is_local_mode(props) else executor_memory_bytes(props)
+    driver = app.conf.driver_memory_bytes
+    executor = driver if app.conf.local else app.conf.executor_memory_bytes
     run_ms: dict[int, float] = {}
     attempts: dict[int, list[int]] = {}
     for st in app.stages:
