@@ -7,15 +7,15 @@ rows). A side of one row (attaching a total or a scalar to every row) is not a c
 left alone.
 
 **Why it matters.** Spark uses these operators when a join has no equality condition between the
-two sides (``crossJoin``, a join condition with only ``<``/``>``/``OR``/functions, ``NOT IN`` a
+two sides (`crossJoin`, a join condition with only `<`/`>`/`OR`/functions, `NOT IN` a
 subquery over several columns): the work grows with the product of the sides, not their sum. A
 million pairs take well under a second; 10^12 are CPU-hours, and the output (up to every pair)
 floods the stages after it.
 
-**How to fix.** Join on an equality between the sides (``a.join(b, "key")``) so Spark can hash or
-sort-merge; for range conditions (``a.ts BETWEEN b.start AND b.end``) add an equality on a coarse
-bucket (the day, a rounded value) next to the range. Rewrite ``NOT IN (subquery)`` as
-``NOT EXISTS``. If the product is intended, aggregate or filter each side first so the product is
+**How to fix.** Join on an equality between the sides (`a.join(b, "key")`) so Spark can hash or
+sort-merge; for range conditions (`a.ts BETWEEN b.start AND b.end`) add an equality on a coarse
+bucket (the day, a rounded value) next to the range. Rewrite `NOT IN (subquery)` as
+`NOT EXISTS`. If the product is intended, aggregate or filter each side first so the product is
 small.
 """
 

@@ -1,7 +1,7 @@
 """What the SQL checks share besides reading plans: the application facts they judge against, the
 cost of an operator, and one outcome built from a check's findings.
 
-Not a heuristic (no ``evaluate``). Each check finds zero or more operators (a join, a scan, a
+Not a heuristic (no `evaluate`). Each check finds zero or more operators (a join, a scan, a
 write); its outcome is the worst of them, with every finding in the details table (query,
 operator, value, what was seen, the fix, its cost) and the impact summed over them.
 """
@@ -131,13 +131,13 @@ def operator_cost(
 
 
 def label(ex: SqlExecutionSummary) -> str:
-    """``query 3 'daily report'`` (the description cut at 60 characters)."""
+    """`query 3 'daily report'` (the description cut at 60 characters)."""
     desc = " ".join(ex.description.split())
     return f"query {ex.execution_id}" + (f" '{desc[:60]}'" if desc else "")
 
 
 def nice_size_setting(nbytes: float) -> str:
-    """A round size setting at least 25 % above ``nbytes`` (``'64MB'``)."""
+    """A round size setting at least 25 % above `nbytes` (`'64MB'`)."""
     target = nbytes * 1.25
     for mb in (10, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096):
         if mb * MIB >= target:

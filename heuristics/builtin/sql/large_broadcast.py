@@ -1,26 +1,26 @@
 """Large broadcast: a broadcast exchange too big for the driver that builds it and the executors
 that each hold a copy.
 
-**What it measures.** The size of every broadcast that ran (the ``data size`` of its
-BroadcastExchange). The severity is the higher of two levels: the size itself (``size_bytes``:
+**What it measures.** The size of every broadcast that ran (the `data size` of its
+BroadcastExchange). The severity is the higher of two levels: the size itself (`size_bytes`:
 64 MiB is six times Spark's 10 MB default threshold, 4 GiB half its 8 GB hard limit) and the size
-as a share of the smaller of driver and executor heap (``heap_fraction``). A broadcast of at least
+as a share of the smaller of driver and executor heap (`heap_fraction`). A broadcast of at least
 8 GB or 357,913,941 rows (the limits Spark refuses beyond) is CRITICAL. The hashed relation reports
 whole memory pages, so a few hundred string-keyed rows can show 32 MiB: a size of at most one page
-(64 MiB) is counted as at most ``max_row_bytes`` per row.
+(64 MiB) is counted as at most `max_row_bytes` per row.
 
 **Why it matters.** The driver collects the whole side, builds a hash table from it and sends it
 to every executor, which keeps it in memory for the life of the query: a large broadcast costs
-driver time (``time to collect``, ``time to build``), network, and heap on every node, and it is a
+driver time (`time to collect`, `time to build`), network, and heap on every node, and it is a
 common cause of driver out-of-memory failures and of executors spilling or dying. It usually comes
-from a ``BROADCAST`` hint or ``broadcast()`` call on a table that grew, or a threshold raised far
+from a `BROADCAST` hint or `broadcast()` call on a table that grew, or a threshold raised far
 above the data it was set for.
 
-**How to fix.** Let Spark shuffle the join instead: drop the hint or ``F.broadcast(...)``, or
-lower the threshold below the relation's size (``spark.sql.autoBroadcastJoinThreshold=10MB``,
-and ``spark.sql.adaptive.autoBroadcastJoinThreshold`` under adaptive execution). Or shrink what is
+**How to fix.** Let Spark shuffle the join instead: drop the hint or `F.broadcast(...)`, or
+lower the threshold below the relation's size (`spark.sql.autoBroadcastJoinThreshold=10MB`,
+and `spark.sql.adaptive.autoBroadcastJoinThreshold` under adaptive execution). Or shrink what is
 broadcast: select only the columns the join needs and filter the rows first. If it must stay a
-broadcast, give the driver and executors room (``spark.driver.memory``, ``spark.executor.memory``).
+broadcast, give the driver and executors room (`spark.driver.memory`, `spark.executor.memory`).
 """
 
 from __future__ import annotations

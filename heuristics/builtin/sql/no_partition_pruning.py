@@ -2,16 +2,16 @@
 filters on the partition column (or on a time column the partitions follow).
 
 **What it measures.** For every scan of a partitioned table that ran with no partition filter
-(the plan's ``PartitionFilters`` line absent, or only ``isnotnull``; scans pruned at run time by
+(the plan's `PartitionFilters` line absent, or only `isnotnull`; scans pruned at run time by
 dynamic partition pruning are left alone), the number of partitions it read. The partition columns
-are the scan's output columns that are not read from the files (``Output`` minus ``ReadSchema``).
+are the scan's output columns that are not read from the files (`Output` minus `ReadSchema`).
 A scan is flagged only with evidence that the query wanted fewer partitions:
 
-- ``expression``: a filter right above the scan mentions a partition column, yet it did not become
+- `expression`: a filter right above the scan mentions a partition column, yet it did not become
   a partition filter: the column is inside a cast, a function or a UDF, compared with another
-  column, or in an ``OR`` with a data column;
-- ``correlated``: the query filters a date or timestamp data column (``event_ts``) while a
-  partition column is named like a date (``event_date``, ``dt``, ``day``, ...): the partitions
+  column, or in an `OR` with a data column;
+- `correlated`: the query filters a date or timestamp data column (`event_ts`) while a
+  partition column is named like a date (`event_date`, `dt`, `day`, ...): the partitions
   follow the time the query asks for, but Spark only prunes on the partition column itself.
 
 Scans filtered only on other data columns are not flagged: reading every partition is then what
@@ -22,9 +22,9 @@ pruning, the scan lists, opens and reads every partition, N times the I/O and ta
 the query keeps.
 
 **How to fix.** Filter the partition column directly, against constants:
-``WHERE event_date = DATE'2024-06-15'`` (keep the finer ``event_ts`` condition for exactness);
-write ``dt >= '2024-06-01'`` rather than ``to_date(dt) >= ...``, ``year(dt) = 2024`` or a UDF; split
-an ``OR`` that mixes a partition column with a data column into a ``UNION`` of two queries.
+`WHERE event_date = DATE'2024-06-15'` (keep the finer `event_ts` condition for exactness);
+write `dt >= '2024-06-01'` rather than `to_date(dt) >= ...`, `year(dt) = 2024` or a UDF; split
+an `OR` that mixes a partition column with a data column into a `UNION` of two queries.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ class Params:
 
 
 def _filter_columns(filters: tuple[str, ...]) -> set[str]:
-    """Columns of pushed filters such as ``GreaterThan(event_ts,2024-06-15)``."""
+    """Columns of pushed filters such as `GreaterThan(event_ts,2024-06-15)`."""
     cols: set[str] = set()
     for f in filters:
         if f.lower().startswith("isnotnull"):
@@ -85,7 +85,7 @@ def _filter_columns(filters: tuple[str, ...]) -> set[str]:
 
 
 def _condition_columns(cond: str) -> set[str]:
-    """Columns a Filter condition compares (``isnotnull`` conjuncts left out)."""
+    """Columns a Filter condition compares (`isnotnull` conjuncts left out)."""
     cols: set[str] = set()
     for part in re.split(r"\bAND\b", cond):
         if "isnotnull(" in part.lower() and not re.search(r"[<>=]| IN |LIKE", part):

@@ -1,6 +1,6 @@
 """Reading SQL plans: walks over an execution's plan graph, and a typed view of file scans.
 
-Not a heuristic (no ``evaluate``): the shared reading of :class:`heuristics.appdata.SqlExecutionSummary`
+Not a heuristic (no `evaluate`): the shared reading of :class:`heuristics.appdata.SqlExecutionSummary`
 for the SQL checks of this folder. Every walk is iterative and bounded, so a plan of any size or
 depth is read without recursion.
 """
@@ -68,8 +68,8 @@ class Graph:
         want: Callable[[SqlPlanNode], bool],
         through: Callable[[SqlPlanNode], bool] = lambda n: n.name.startswith(PASS_THROUGH),
     ) -> SqlPlanNode | None:
-        """The first node from ``start`` down (itself included) that ``want`` accepts, going
-        only through the nodes ``through`` accepts."""
+        """The first node from `start` down (itself included) that `want` accepts, going
+        only through the nodes `through` accepts."""
         stack = [start]
         seen: set[int] = set()
         while stack and len(seen) < _WALK_LIMIT:
@@ -85,7 +85,7 @@ class Graph:
         return None
 
     def below(self, start: int) -> Iterator[SqlPlanNode]:
-        """Every node under ``start`` (itself included)."""
+        """Every node under `start` (itself included)."""
         stack = [start]
         seen: set[int] = set()
         while stack and len(seen) < _WALK_LIMIT:
@@ -136,7 +136,7 @@ class Graph:
         return None
 
     def cluster(self, node: SqlPlanNode) -> SqlPlanNode | None:
-        """The ``WholeStageCodegen`` cluster holding a node."""
+        """The `WholeStageCodegen` cluster holding a node."""
         if node.codegen_id is None:
             return None
         return self._clusters.get(f"WholeStageCodegen ({node.codegen_id})")
@@ -156,7 +156,7 @@ def _row_count(node: SqlPlanNode) -> float | None:
 
 
 def is_cluster(node: SqlPlanNode) -> bool:
-    """A ``WholeStageCodegen (n)`` cluster node rather than an operator."""
+    """A `WholeStageCodegen (n)` cluster node rather than an operator."""
     return node.name.startswith("WholeStageCodegen")
 
 
@@ -172,7 +172,7 @@ def total(node: SqlPlanNode, metric: str) -> float | None:
 
 
 def join_type(node: SqlPlanNode) -> str:
-    """The join type, lower case without punctuation (``leftouter``); ``inner`` when not shown."""
+    """The join type, lower case without punctuation (`leftouter`); `inner` when not shown."""
     text = node.detail.get("Join type") or ""
     return re.sub(r"[^a-z]", "", text.lower().split("(")[0]) or "inner"
 
@@ -181,12 +181,12 @@ _ATTR_RE = re.compile(r"#\d+L?\b")
 
 
 def strip_attr_ids(text: str) -> str:
-    """``event_date#13`` -> ``event_date`` (expression ids differ between runs)."""
+    """`event_date#13` -> `event_date` (expression ids differ between runs)."""
     return _ATTR_RE.sub("", text)
 
 
 def split_list(value: str) -> list[str]:
-    """``'[IsNotNull(a), GreaterThan(b,1)]'`` -> ``['IsNotNull(a)', 'GreaterThan(b,1)']``:
+    """`'[IsNotNull(a), GreaterThan(b,1)]'` -> `['IsNotNull(a)', 'GreaterThan(b,1)']`:
     split at top-level commas, quotes and brackets respected."""
     text = value.strip()
     if text.startswith("[") and text.endswith("]"):
@@ -267,7 +267,7 @@ _NOT_FILES = ("existingrdd", "onerowrelation", "range")
 
 
 def scan_of(node: SqlPlanNode) -> Scan | None:
-    """The scan view of a file-source scan node (``Scan parquet``, ``Scan orc db.t``), else None."""
+    """The scan view of a file-source scan node (`Scan parquet`, `Scan orc db.t`), else None."""
     words = node.name.split()
     if len(words) < 2 or words[0] not in ("Scan", "FileScan", "BatchScan"):
         return None

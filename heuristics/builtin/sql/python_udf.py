@@ -1,7 +1,7 @@
 """Python UDF: row-at-a-time Python user-defined functions taking much of a query's time.
 
 **What it measures.** For every BatchEvalPython (and BatchEvalPythonUDTF) operator that ran, the
-share of its query's task time spent in the Python workers: its ``time to run Python workers``
+share of its query's task time spent in the Python workers: its `time to run Python workers`
 (Spark 4.0 and later) over the task time of the stages the query ran. Arrow-based operators
 (ArrowEvalPython, MapInPandas, FlatMapGroupsInPandas, ...) are the recommended path and never
 flagged. Servers before 4.0 report no Python time: the UDF stage's whole task time is then an
@@ -13,10 +13,10 @@ process, run the function once per row in the interpreter and serialise the resu
 tens to hundreds of times slower than the same logic as a built-in column expression, and it
 blocks code generation around it.
 
-**How to fix.** Replace the UDF with built-in functions (``pyspark.sql.functions``: ``lower``,
-``trim``, ``regexp_replace``, ``split``, ``when``, ``to_date`` ...); where Python is really needed,
-vectorise it: ``@pandas_udf("string") def f(s: pd.Series) -> pd.Series: ...``, or on Spark 3.5+
-``@udf(useArrow=True)`` / ``spark.sql.execution.pythonUDF.arrow.enabled=true``.
+**How to fix.** Replace the UDF with built-in functions (`pyspark.sql.functions`: `lower`,
+`trim`, `regexp_replace`, `split`, `when`, `to_date` ...); where Python is really needed,
+vectorise it: `@pandas_udf("string") def f(s: pd.Series) -> pd.Series: ...`, or on Spark 3.5+
+`@udf(useArrow=True)` / `spark.sql.execution.pythonUDF.arrow.enabled=true`.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 **What it measures.** How many file scans that ran read the same data (the same table or paths
 with the same partition filters), over all the application's queries; scans of less than
-``min_scan_bytes`` (dimension lookups) do not count, nor reads of a cached relation
+`min_scan_bytes` (dimension lookups) do not count, nor reads of a cached relation
 (InMemoryTableScan). The severity comes from the scans by queries that read nothing else (one-table
 aggregations, which one cached DataFrame or one combined pass replaces outright); scans that are
 part of multi-table queries show the pattern at LOW, since caching only one input of a join saves
@@ -12,10 +12,10 @@ a smaller part of its work.
 columns again: five KPI queries over the same table read it five times. Twice is common (a check
 and the job); from three reads on, reading once pays.
 
-**How to fix.** Read it once and keep it: ``sales = spark.read.parquet(path).cache()`` (or
-``.persist(StorageLevel.MEMORY_AND_DISK)``), run the queries on ``sales``, then
-``sales.unpersist()``; or compute the figures in one pass: one ``groupBy().agg(...)`` with several
-aggregates, or ``GROUPING SETS`` / ``ROLLUP`` for several groupings.
+**How to fix.** Read it once and keep it: `sales = spark.read.parquet(path).cache()` (or
+`.persist(StorageLevel.MEMORY_AND_DISK)`), run the queries on `sales`, then
+`sales.unpersist()`; or compute the figures in one pass: one `groupBy().agg(...)` with several
+aggregates, or `GROUPING SETS` / `ROLLUP` for several groupings.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """Row explosion: a join whose output has many times the rows of its inputs.
 
 **What it measures.** For every hash or sort-merge join that ran with at least
-``min_output_rows`` output rows, its output rows over the rows of its two inputs together. A join
+`min_output_rows` output rows, its output rows over the rows of its two inputs together. A join
 where one side's key is unique never exceeds 1; above 2, the key repeats on both sides
 (many-to-many) and every match multiplies.
 
-When one task did most of the join's work (the longest task at least ``hot_task_share`` of its
+When one task did most of the join's work (the longest task at least `hot_task_share` of its
 pipeline's time while the median task took under a tenth of the longest), the explosion is one hot
 key: that is data skew, which the stage-skew and data-skew checks report with its fix (salting the
 key), so this finding then stays LOW.
@@ -16,8 +16,8 @@ turn millions of rows into billions. Usually the key is incomplete or one side s
 reduced to one row per key first.
 
 **How to fix.** Join on the full key (every column that identifies a row); reduce one side to one
-row per key before the join (``groupBy(key).agg(...)``, ``dropDuplicates([key])``, a window with
-``row_number() = 1``); when only existence matters, use ``how="left_semi"``.
+row per key before the join (`groupBy(key).agg(...)`, `dropDuplicates([key])`, a window with
+`row_number() = 1`); when only existence matters, use `how="left_semi"`.
 """
 
 from __future__ import annotations

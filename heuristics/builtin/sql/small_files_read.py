@@ -1,20 +1,20 @@
 """Small files read: a file scan that opened many more files than its data needs.
 
-**What it measures.** For every file scan that ran (``Scan parquet``, ``Scan orc``, ...), the
-files it read beyond what its bytes need: ``files - max(ceil(bytes / target), partitions read)``,
-where the target is ``spark.sql.files.maxPartitionBytes`` (128 MB by default) and a partitioned
+**What it measures.** For every file scan that ran (`Scan parquet`, `Scan orc`, ...), the
+files it read beyond what its bytes need: `files - max(ceil(bytes / target), partitions read)`,
+where the target is `spark.sql.files.maxPartitionBytes` (128 MB by default) and a partitioned
 table needs at least one file per partition read. Only scans whose mean file is under
-``small_file_bytes`` count.
+`small_file_bytes` count.
 
 **Why it matters.** Every file costs a listing entry, an open, a footer read and a task split;
-Spark itself charges 4 MB (``spark.sql.files.openCostInBytes``) per file when it packs files into
+Spark itself charges 4 MB (`spark.sql.files.openCostInBytes`) per file when it packs files into
 tasks, so a file under 16 MiB spends a fifth or more of its read on overhead. Thousands of tiny
 files turn a seconds-long scan into minutes of metadata work on the driver and the storage.
 
 **How to fix.** Compact the data into files near the target size: rewrite it once with
-``spark.read.parquet(path).coalesce(N).write.mode("overwrite").parquet(new_path)`` (N =
-bytes / 128 MB), or use the table format's compaction (Delta ``OPTIMIZE``, Iceberg
-``rewrite_data_files``); then fix the job that writes it (see the small-files-written check).
+`spark.read.parquet(path).coalesce(N).write.mode("overwrite").parquet(new_path)` (N =
+bytes / 128 MB), or use the table format's compaction (Delta `OPTIMIZE`, Iceberg
+`rewrite_data_files`); then fix the job that writes it (see the small-files-written check).
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """Small files written: writes that produced many more files than their data needs.
 
-**What it measures.** For every write that ran (a node with ``number of written files``: insert
+**What it measures.** For every write that ran (a node with `number of written files`: insert
 into a path or table, create-table-as-select), the files written beyond what the data needs:
-``files - max(ceil(bytes / target), dynamic partitions written)`` with the target
-``spark.sql.files.maxPartitionBytes`` (128 MB by default), counted when the mean file is under
-``small_file_bytes``. Writes of one application into the same place are added up (a loop appending
+`files - max(ceil(bytes / target), dynamic partitions written)` with the target
+`spark.sql.files.maxPartitionBytes` (128 MB by default), counted when the mean file is under
+`small_file_bytes`. Writes of one application into the same place are added up (a loop appending
 small batches fills a table with small files as surely as one write does).
 
 **Why it matters.** Spark writes one file per task and output partition: a write fed by a shuffle
@@ -13,11 +13,11 @@ of 1,200 partitions writes 1,200 files however little data there is, and a parti
 (see the small-files-read check), and object stores and the Hive metastore slow down with the
 file count.
 
-**How to fix.** Write about ``bytes / 128 MB`` files: ``df.coalesce(N).write...``; drop an
-explicit ``repartition(n)`` before the write, or use the ``/*+ REBALANCE */`` hint so adaptive
-execution sizes the partitions by ``spark.sql.adaptive.advisoryPartitionSizeInBytes``; for a
-partitioned write, ``df.repartition(*partition_cols).write.partitionBy(*partition_cols)`` gives
-one file per output partition, with ``spark.sql.files.maxRecordsPerFile`` to cap big ones.
+**How to fix.** Write about `bytes / 128 MB` files: `df.coalesce(N).write...`; drop an
+explicit `repartition(n)` before the write, or use the `/*+ REBALANCE */` hint so adaptive
+execution sizes the partitions by `spark.sql.adaptive.advisoryPartitionSizeInBytes`; for a
+partitioned write, `df.repartition(*partition_cols).write.partitionBy(*partition_cols)` gives
+one file per output partition, with `spark.sql.files.maxRecordsPerFile` to cap big ones.
 """
 
 from __future__ import annotations

@@ -1,28 +1,28 @@
 """Sort-merge join that should broadcast: a join that shuffled and sorted both sides although one
 side is small enough to send whole to every executor.
 
-**What it measures.** For every sort-merge join that ran, the shuffled size (``data size`` of the
+**What it measures.** For every sort-merge join that ran, the shuffled size (`data size` of the
 exchange feeding each side, which is what adaptive execution compares with
-``spark.sql.adaptive.autoBroadcastJoinThreshold``) of its two sides. A join is flagged when the
+`spark.sql.adaptive.autoBroadcastJoinThreshold`) of its two sides. A join is flagged when the
 smaller side that Spark could build a broadcast from (either side of an inner join, the right side
 of a left outer, semi or anti join, the left side of a right outer join; never a full outer join)
-is at most ``max_broadcast_bytes`` and at most ``max_broadcast_heap_fraction`` of the smaller of
+is at most `max_broadcast_bytes` and at most `max_broadcast_heap_fraction` of the smaller of
 driver and executor heap. The value is the size of the *other* side: what a broadcast join would
 not shuffle and sort. A side fed through an aggregate rather than straight from an exchange is
 sized from the exchange below it, scaled by the rows that come out.
 
 **Why it matters.** A sort-merge join writes both sides to shuffle files, reads them back over the
 network and sorts them; a broadcast hash join ships the small side once and streams the large side
-where it lies. Spark picks sort-merge when the broadcast threshold is disabled (``-1``), when its
+where it lies. Spark picks sort-merge when the broadcast threshold is disabled (`-1`), when its
 size estimate at planning time was too high (a filter or aggregate it could not estimate), or when
 the small side is above the threshold. Above Spark's 10 MB default the finding stays at MODERATE
 at most: broadcasting is then a choice of settings, not a missed plan.
 
-**How to fix.** Hint the small side: ``SELECT /*+ BROADCAST(customers) */ ...`` or
-``orders.join(F.broadcast(customers), "customer_id")``; or raise
-``spark.sql.autoBroadcastJoinThreshold`` (and with adaptive execution
-``spark.sql.adaptive.autoBroadcastJoinThreshold``) to a value above the small side, e.g.
-``spark.sql.autoBroadcastJoinThreshold=32MB``. Keep broadcasts well under the driver's and
+**How to fix.** Hint the small side: `SELECT /*+ BROADCAST(customers) */ ...` or
+`orders.join(F.broadcast(customers), "customer_id")`; or raise
+`spark.sql.autoBroadcastJoinThreshold` (and with adaptive execution
+`spark.sql.adaptive.autoBroadcastJoinThreshold`) to a value above the small side, e.g.
+`spark.sql.autoBroadcastJoinThreshold=32MB`. Keep broadcasts well under the driver's and
 executors' memory: the driver collects the side and every executor holds a copy.
 """
 
