@@ -48,15 +48,12 @@ class StageLinks:
     """Execution <-> stage <-> node maps of one application."""
 
     execution_stages: dict[int, set[int]] = field(default_factory=dict)
-    node_stages: dict[tuple[int, int], set[int]] = field(default_factory=dict)
+    #: execution id -> node id -> the stages the node ran in
+    node_stages: dict[int, dict[int, set[int]]] = field(default_factory=dict)
 
-    def stage_nodes(self, execution_id: int, stage_id: int) -> list[int]:
-        """The nodes of one execution that ran in one stage, by id."""
-        return sorted(
-            nid
-            for (eid, nid), stages in self.node_stages.items()
-            if eid == execution_id and stage_id in stages
-        )
+    def nodes_of(self, execution_id: int) -> dict[int, set[int]]:
+        """Node id -> stages, for one execution."""
+        return self.node_stages.setdefault(execution_id, {})
 
 
 def _is_exchange(node: GraphNode) -> bool:
@@ -89,8 +86,8 @@ def link_stages(
     for s, exec_id in owner.items():
         links.execution_stages.setdefault(exec_id, set()).add(s)
     components = {ex.execution_id: _link_nodes(ex, links) for ex in execs}
-    for (exec_id, _nid), ids in list(links.node_stages.items()):
-        for s in ids:
+    for exec_id, per_node in links.node_stages.items():
+        for s in {s for ids in per_node.values() for s in ids}:
             if s in by_stage and s not in owner:
                 # a job outside the listing: the metric string is the only link
                 owner[s] = exec_id
@@ -103,11 +100,11 @@ def link_stages(
 
 def _assign(links: StageLinks, ex: ParsedExecution, nids: Iterable[int], stage_id: int) -> None:
     for nid in nids:
-        links.node_stages.setdefault((ex.execution_id, nid), set()).add(stage_id)
+        links.nodes_of(ex.execution_id).setdefault(nid, set()).add(stage_id)
 
 
 def _named_stages(links: StageLinks, exec_id: int) -> set[int]:
-    return {s for (eid, _), ids in links.node_stages.items() if eid == exec_id for s in ids}
+    return {s for ids in links.nodes_of(exec_id).values() for s in ids}
 
 
 def _candidates(ex: ParsedExecution, metric: str, side: str, value: float) -> list[GraphNode]:
@@ -171,9 +168,7 @@ def _pair_leftovers(ex: ParsedExecution, links: StageLinks) -> None:
     orphans = [
         n.node_id
         for n in ex.operators()
-        if not n.in_cached_plan
-        and n.metrics
-        and (ex.execution_id, n.node_id) not in links.node_stages
+        if not n.in_cached_plan and n.metrics and n.node_id not in links.nodes_of(ex.execution_id)
     ]
     _assign(links, ex, orphans, unnamed[0])
 
@@ -234,5 +229,5 @@ def _link_nodes(ex: ParsedExecution, links: StageLinks) -> dict[int, int]:
         inherited = comp_ids.get(find(nid), set())
         ids = (direct[nid] or inherited) if _is_exchange(ex.nodes[nid]) else direct[nid] | inherited
         if ids:
-            links.node_stages[(ex.execution_id, nid)] = set(ids)
+            links.nodes_of(ex.execution_id)[nid] = set(ids)
     return {nid: find(nid) for nid in ex.nodes}

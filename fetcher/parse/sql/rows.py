@@ -106,15 +106,14 @@ def _node_rows(ex: ParsedExecution) -> list[dict[str, Any]]:
 
 
 def _stage_rows(ex: ParsedExecution, links: StageLinks) -> list[dict[str, Any]]:
+    per_node = links.node_stages.get(ex.execution_id, {})
     stages = set(links.execution_stages.get(ex.execution_id, set()))
-    for (eid, _), ids in links.node_stages.items():
-        if eid == ex.execution_id:
-            stages |= ids
+    for ids in per_node.values():
+        stages |= ids
     by_stage: dict[int, list[int]] = {s: [] for s in stages}
-    for (eid, nid), ids in links.node_stages.items():
-        if eid == ex.execution_id:
-            for s in ids:
-                by_stage[s].append(nid)
+    for nid, ids in per_node.items():
+        for s in ids:
+            by_stage[s].append(nid)
     return [
         {"execution_id": ex.execution_id, "stage_id": s, "node_ids": sorted(nids)}
         for s, nids in sorted(by_stage.items())

@@ -8,8 +8,9 @@ are the scan's output columns that are not read from the files (`Output` minus `
 A scan is flagged only with evidence that the query wanted fewer partitions:
 
 - `expression`: a filter right above the scan mentions a partition column, yet it did not become
-  a partition filter: the column is inside a cast, a function or a UDF, compared with another
-  column, or in an `OR` with a data column;
+  a partition filter: the column is in an `OR` with a data column, compared with a data column,
+  or the argument of a Python UDF (Spark prunes with any other expression over partition columns
+  alone, functions and casts included, evaluating it on the partition values);
 - `correlated`: the query filters a date or timestamp data column (`event_ts`) while a
   partition column is named like a date (`event_date`, `dt`, `day`, ...): the partitions
   follow the time the query asks for, but Spark only prunes on the partition column itself.
@@ -23,8 +24,9 @@ the query keeps.
 
 **How to fix.** Filter the partition column directly, against constants:
 `WHERE event_date = DATE'2024-06-15'` (keep the finer `event_ts` condition for exactness);
-write `dt >= '2024-06-01'` rather than `to_date(dt) >= ...`, `year(dt) = 2024` or a UDF; split
-an `OR` that mixes a partition column with a data column into a `UNION` of two queries.
+replace a Python UDF over the partition column by built-in functions (which Spark evaluates on the
+partition values to prune); split an `OR` that mixes a partition column with a data column into a
+`UNION` of two queries.
 """
 
 from __future__ import annotations
@@ -56,6 +58,9 @@ INPUTS = SQL_INPUTS
 
 _TEMPORAL_TYPES = ("timestamp", "date")
 _ABOVE_SCAN = ("Filter", "ColumnarToRow", "Project", "InputAdapter")
+# a Python UDF in a filter is evaluated by one of these below the Filter, which then reads its
+# result (pythonUDF0#...): the UDF's arguments are what the filter is about
+_PYTHON_EVAL = ("BatchEvalPython", "ArrowEvalPython")
 
 
 @dataclass(frozen=True)
@@ -95,15 +100,23 @@ def _condition_columns(cond: str) -> set[str]:
 
 
 def _conditions_above(g: Graph, scan: Scan) -> list[str]:
+    """The conditions of the filters right above a scan (a Python UDF's call in its place)."""
     conds: list[str] = []
+    udf_calls: list[str] = []
     cur = scan.node
     for _ in range(8):
         parent = g.parent(cur)
         if parent is None:
             break
         cur = parent
+        if cur.name.startswith(_PYTHON_EVAL):
+            udf_calls.append(cur.detail.get("Arguments", "").split("], [")[0])
+            continue
         if cur.name == "Filter":
-            conds.append(cur.detail.get("Condition", ""))
+            cond = cur.detail.get("Condition", "")
+            conds.append(cond)
+            if "pythonUDF" in cond:
+                conds.extend(udf_calls)
         if not cur.name.startswith(_ABOVE_SCAN):
             break
     return conds
@@ -151,9 +164,10 @@ def evaluate(app: AppData, params: Params) -> Outcome:
             if reason == "expression":
                 why = f"the filter on {pcol} is an expression Spark cannot prune with"
                 fix = (
-                    f"Filter {pcol} directly against constants (e.g. {pcol} = DATE'2024-06-15' or "
-                    f"{pcol} BETWEEN ... AND ...) rather than inside a cast, a function or a UDF, "
-                    f"or in an OR with a data column: only such predicates prune partitions."
+                    f"Filter {pcol} on its own: built-in functions of {pcol} against constants "
+                    f"(e.g. {pcol} = DATE'2024-06-15' or {pcol} BETWEEN ... AND ...), not a Python "
+                    f"UDF, not an OR with a data column (split it into a UNION of two queries): only "
+                    f"predicates over partition columns alone prune partitions."
                 )
             else:
                 dcol = dated_data[0]

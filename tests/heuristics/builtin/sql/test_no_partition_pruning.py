@@ -7,7 +7,7 @@ import pytest
 from heuristics.builtin.sql import no_partition_pruning as check
 from heuristics.result import Severity
 from tests.heuristics.builders import run
-from tests.heuristics.builtin.sql.plans import filtered_scan, sql_app
+from tests.heuristics.builtin.sql.plans import execution, filtered_scan, node, sql_app
 
 ON_TS = "((isnotnull(event_ts#11) AND (event_ts#11 >= 2024-06-15 00:00:00)) AND (event_ts#11 < 2024-06-16 00:00:00))"
 PUSHED_TS = "[IsNotNull(event_ts), GreaterThanOrEqual(event_ts,2024-06-15 00:00:00.0)]"
@@ -34,16 +34,31 @@ def test_a_time_filter_on_data_partitioned_by_date(partitions: float, severity: 
 @pytest.mark.parametrize(
     "condition",
     [
-        "(cast(event_date#13 as string) = 2024-06-15)",
         "((event_date#13 = 2024-06-15) OR (spend#10 > 100.0))",
-        "(year(event_date#13) = 2024)",
-        "(normalize(event_date#13)#40 = x)",
+        "(event_date#13 = cast(event_ts#11 as date))",
     ],
 )
-def test_an_expression_over_the_partition_column_that_did_not_prune(condition: str) -> None:
+def test_a_partition_column_mixed_with_data_columns_did_not_prune(condition: str) -> None:
     result = run(check, sql_app([filtered_scan(45, condition)]))
     assert result.severity == Severity.MODERATE
     assert "expression" in result.title and "event_date" in result.advice
+
+
+def test_a_python_udf_over_the_partition_column_did_not_prune() -> None:
+    ex = filtered_scan(45, "pythonUDF0#40: boolean")
+    # Filter <- BatchEvalPython(is_june(event_date)) <- ColumnarToRow <- Scan
+    nodes = list(ex.nodes)
+    nodes[2] = nodes[2]._replace(children=(5,), detail={"Condition": "pythonUDF0#40: boolean"})
+    udf = node(
+        5,
+        "BatchEvalPython",
+        (3,),
+        {"number of output rows": 1e6},
+        {"Arguments": "[is_june(event_date#13)#39], [pythonUDF0#40]"},
+    )
+    ex = execution(0, [n._replace(parents=()) for n in nodes] + [udf], "june")
+    result = run(check, sql_app([ex]))
+    assert result.severity == Severity.MODERATE and "Python" in result.advice
 
 
 def test_pruned_scans_and_other_filters_are_left_alone() -> None:
