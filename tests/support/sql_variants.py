@@ -85,21 +85,34 @@ def left_join_low_threshold(spark: Any, s: str) -> None:
     from pyspark.sql import functions as F
 
     _land(spark, "land orders and stores")
-    spark.range(3_000_000).select((F.col("id") % 150_000).alias("store_id"), F.rand(1).alias("amount")).write.parquet(f"{s}/orders")
-    spark.range(150_000).select(F.col("id").alias("store_id"), F.concat(F.lit("store-"), F.col("id").cast("string")).alias("store")).write.parquet(f"{s}/stores")
+    spark.range(3_000_000).select(
+        (F.col("id") % 150_000).alias("store_id"), F.rand(1).alias("amount")
+    ).write.parquet(f"{s}/orders")
+    spark.range(150_000).select(
+        F.col("id").alias("store_id"),
+        F.concat(F.lit("store-"), F.col("id").cast("string")).alias("store"),
+    ).write.parquet(f"{s}/stores")
     _land(spark, "orders with their store names")
     o, st = spark.read.parquet(f"{s}/orders"), spark.read.parquet(f"{s}/stores")
-    o.join(st, "store_id", "left").groupBy("store").agg(F.sum("amount")).write.parquet(f"{s}/by_store")
+    o.join(st, "store_id", "left").groupBy("store").agg(F.sum("amount")).write.parquet(
+        f"{s}/by_store"
+    )
 
 
 def auto_broadcast_raised_threshold(spark: Any, s: str) -> None:
     from pyspark.sql import functions as F
 
     _land(spark, "land clicks and products")
-    spark.range(2_000_000).select((F.col("id") % 1_500_000).alias("product_id")).write.parquet(f"{s}/clicks")
+    spark.range(2_000_000).select((F.col("id") % 1_500_000).alias("product_id")).write.parquet(
+        f"{s}/clicks"
+    )
     spark.range(1_500_000).select(
         F.col("id").alias("product_id"),
-        F.concat(F.lit("product description number "), F.col("id").cast("string"), F.lit(" of the catalogue")).alias("title"),
+        F.concat(
+            F.lit("product description number "),
+            F.col("id").cast("string"),
+            F.lit(" of the catalogue"),
+        ).alias("title"),
     ).write.parquet(f"{s}/products")
     _land(spark, "clicks per product title")
     c, p = spark.read.parquet(f"{s}/clicks"), spark.read.parquet(f"{s}/products")
@@ -110,8 +123,14 @@ def range_join(spark: Any, s: str) -> None:
     from pyspark.sql import functions as F
 
     _land(spark, "land events and sessions")
-    spark.range(20_000).select(F.col("id").alias("event_id"), (F.rand(2) * 100_000).alias("ts")).write.parquet(f"{s}/events")
-    spark.range(2_000).select(F.col("id").alias("session_id"), (F.col("id") * 50).alias("start"), (F.col("id") * 50 + 40).alias("end")).write.parquet(f"{s}/sessions")
+    spark.range(20_000).select(
+        F.col("id").alias("event_id"), (F.rand(2) * 100_000).alias("ts")
+    ).write.parquet(f"{s}/events")
+    spark.range(2_000).select(
+        F.col("id").alias("session_id"),
+        (F.col("id") * 50).alias("start"),
+        (F.col("id") * 50 + 40).alias("end"),
+    ).write.parquet(f"{s}/sessions")
     _land(spark, "events inside sessions (range join)")
     e, ss = spark.read.parquet(f"{s}/events"), spark.read.parquet(f"{s}/sessions")
     e.join(ss, (e.ts >= ss.start) & (e.ts < ss.end)).groupBy("session_id").count().collect()
@@ -130,11 +149,18 @@ def _land_partitioned_small_files(scratch: str) -> None:
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
-    spark = SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false").getOrCreate()
+    spark = (
+        SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false").getOrCreate()
+    )
     (
         spark.range(60_000)
         .select((F.col("id") % 30).alias("d"), F.rand(3).alias("value"))
-        .select(F.date_format(F.date_add(F.lit("2024-06-01"), F.col("d").cast("int")), "yyyy-MM-dd").alias("day"), "value")
+        .select(
+            F.date_format(
+                F.date_add(F.lit("2024-06-01"), F.col("d").cast("int")), "yyyy-MM-dd"
+            ).alias("day"),
+            "value",
+        )
         .repartition(100)
         .write.partitionBy("day")
         .parquet(f"{scratch}/landing")
@@ -146,9 +172,13 @@ def partitionby_small_files_write(spark: Any, s: str) -> None:
     from pyspark.sql import functions as F
 
     _land(spark, "land readings")
-    spark.range(400_000).select((F.col("id") % 20).alias("d"), F.rand(4).alias("v")).write.parquet(f"{s}/readings")
+    spark.range(400_000).select((F.col("id") % 20).alias("d"), F.rand(4).alias("v")).write.parquet(
+        f"{s}/readings"
+    )
     _land(spark, "export readings per day")
-    r = spark.read.parquet(f"{s}/readings").withColumn("day", F.concat(F.lit("2024-06-"), (F.col("d") + 10).cast("string")))
+    r = spark.read.parquet(f"{s}/readings").withColumn(
+        "day", F.concat(F.lit("2024-06-"), (F.col("d") + 10).cast("string"))
+    )
     r.repartition(100).write.partitionBy("day").parquet(f"{s}/export")
 
 
@@ -158,14 +188,26 @@ def pruning_or_with_data_column(spark: Any, s: str) -> None:
     _land(spark, "land sales by day")
     (
         spark.range(900_000)
-        .select((F.col("id") % 30).alias("d"), F.rand(5).alias("amount"), (F.col("id") % 1000).alias("shop"))
-        .select(F.date_format(F.date_add(F.lit("2024-05-20"), F.col("d").cast("int")), "yyyy-MM-dd").alias("dt"), "amount", "shop")
+        .select(
+            (F.col("id") % 30).alias("d"),
+            F.rand(5).alias("amount"),
+            (F.col("id") % 1000).alias("shop"),
+        )
+        .select(
+            F.date_format(
+                F.date_add(F.lit("2024-05-20"), F.col("d").cast("int")), "yyyy-MM-dd"
+            ).alias("dt"),
+            "amount",
+            "shop",
+        )
         .write.partitionBy("dt")
         .parquet(f"{s}/sales")
     )
     sales = spark.read.parquet(f"{s}/sales")
     _land(spark, "one day's sales or any large sale")
-    sales.where((F.col("dt") == "2024-06-15") | (F.col("amount") > 0.999)).groupBy("shop").agg(F.sum("amount")).collect()
+    sales.where((F.col("dt") == "2024-06-15") | (F.col("amount") > 0.999)).groupBy("shop").agg(
+        F.sum("amount")
+    ).collect()
     _land(spark, "june sales (a function of the partition column: pruned)")
     sales.where(F.substring("dt", 1, 7) == "2024-06").groupBy("shop").agg(F.sum("amount")).collect()
 
@@ -175,7 +217,10 @@ def python_udf_in_filter(spark: Any, s: str) -> None:
     from pyspark.sql.types import BooleanType
 
     _land(spark, "land accounts")
-    spark.range(400_000).select(F.concat(F.lit("AC-"), (F.col("id") * 7919 % 1_000_003).cast("string")).alias("code"), F.rand(6).alias("balance")).write.parquet(f"{s}/accounts")
+    spark.range(400_000).select(
+        F.concat(F.lit("AC-"), (F.col("id") * 7919 % 1_000_003).cast("string")).alias("code"),
+        F.rand(6).alias("balance"),
+    ).write.parquet(f"{s}/accounts")
 
     @F.udf(returnType=BooleanType())
     def valid_code(code: str) -> bool:
@@ -191,8 +236,12 @@ def many_to_many_sort_merge(spark: Any, s: str) -> None:
     from pyspark.sql import functions as F
 
     _land(spark, "land visits and campaigns")
-    spark.range(200_000).select((F.col("id") % 50).alias("channel"), F.col("id").alias("visit")).write.parquet(f"{s}/visits")
-    spark.range(5_000).select((F.col("id") % 50).alias("channel"), F.col("id").alias("campaign")).write.parquet(f"{s}/campaigns")
+    spark.range(200_000).select(
+        (F.col("id") % 50).alias("channel"), F.col("id").alias("visit")
+    ).write.parquet(f"{s}/visits")
+    spark.range(5_000).select(
+        (F.col("id") % 50).alias("channel"), F.col("id").alias("campaign")
+    ).write.parquet(f"{s}/campaigns")
     _land(spark, "visits attributed to campaigns by channel")
     v, c = spark.read.parquet(f"{s}/visits"), spark.read.parquet(f"{s}/campaigns")
     v.join(c, "channel").groupBy("campaign").count().write.parquet(f"{s}/attributed")
@@ -202,7 +251,11 @@ def metrics_loop(spark: Any, s: str) -> None:
     from pyspark.sql import functions as F
 
     _land(spark, "land payments")
-    spark.range(800_000).select((F.col("id") % 97).alias("merchant"), F.rand(7).alias("amount"), (F.rand(8) > 0.9).alias("refunded")).write.parquet(f"{s}/payments")
+    spark.range(800_000).select(
+        (F.col("id") % 97).alias("merchant"),
+        F.rand(7).alias("amount"),
+        (F.rand(8) > 0.9).alias("refunded"),
+    ).write.parquet(f"{s}/payments")
     p = spark.read.parquet(f"{s}/payments")
     metrics = {
         "payments": F.count("*"),
@@ -224,13 +277,22 @@ def healthy_cached_and_pandas(spark: Any, s: str) -> None:
     _land(spark, "land trips and zones")
     (
         spark.range(600_000)
-        .select((F.col("id") % 260).alias("zone_id"), (F.col("id") % 10).alias("d"), (F.rand(9) * 30).alias("fare"))
-        .select("zone_id", "fare", F.concat(F.lit("2024-06-1"), F.col("d").cast("string")).alias("day"))
+        .select(
+            (F.col("id") % 260).alias("zone_id"),
+            (F.col("id") % 10).alias("d"),
+            (F.rand(9) * 30).alias("fare"),
+        )
+        .select(
+            "zone_id", "fare", F.concat(F.lit("2024-06-1"), F.col("d").cast("string")).alias("day")
+        )
         .coalesce(2)
         .write.partitionBy("day")
         .parquet(f"{s}/trips")
     )
-    spark.range(260).select(F.col("id").alias("zone_id"), F.concat(F.lit("zone "), F.col("id").cast("string")).alias("zone")).write.parquet(f"{s}/zones")
+    spark.range(260).select(
+        F.col("id").alias("zone_id"),
+        F.concat(F.lit("zone "), F.col("id").cast("string")).alias("zone"),
+    ).write.parquet(f"{s}/zones")
 
     def tip(fare: pd.Series) -> pd.Series:
         return fare * 1.15
@@ -248,8 +310,14 @@ def healthy_cached_and_pandas(spark: Any, s: str) -> None:
         _land(spark, f"day figure {i}")
         trips.agg(agg).collect()
     _land(spark, "fares with tips per zone")
-    (trips.withColumn("total", with_tip("fare")).join(F.broadcast(zones), "zone_id")
-     .groupBy("zone").agg(F.sum("total")).coalesce(1).write.parquet(f"{s}/per_zone"))
+    (
+        trips.withColumn("total", with_tip("fare"))
+        .join(F.broadcast(zones), "zone_id")
+        .groupBy("zone")
+        .agg(F.sum("total"))
+        .coalesce(1)
+        .write.parquet(f"{s}/per_zone")
+    )
 
 
 _CONF: dict[str, dict[str, str]] = {

@@ -14,9 +14,19 @@ from dataclasses import dataclass, field
 
 from heuristics.appdata import AppData, SqlExecutionSummary, SqlPlanNode
 from heuristics.builtin.sql.plan import Graph
-from heuristics.result import Details, Impact, Outcome, Severity, make_result, no_data
+from heuristics.result import (
+    Details,
+    Impact,
+    Outcome,
+    Setting,
+    Severity,
+    StageRef,
+    make_result,
+    no_data,
+)
 from heuristics.sparkconf import parse_size_bytes
 from heuristics.stats import fmt_bytes, fmt_ms, total_task_cores
+from heuristics.tuning import merge_conf
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -44,7 +54,7 @@ class Finding:
     cost_ms: float | None  # task time the pattern costs (summed over tasks)
     cost_basis: str
     stage_ids: tuple[int, ...] = ()
-    extra: tuple[tuple[str, object], ...] = field(default=())
+    conf: tuple[Setting, ...] = field(default=())  # settings that are (part of) the fix
 
 
 @dataclass(frozen=True)
@@ -174,14 +184,27 @@ def _impact(findings: Sequence[Finding], fx: Facts) -> Impact | None:
 _COLUMNS = ("query", "node", "operator", "severity", "value", "finding", "fix", "cost", "stages")
 
 
+def stage_refs(findings: Sequence[Finding], fx: Facts) -> tuple[StageRef, ...]:
+    """The (stage id, attempt id) pairs of the findings, in their order, each once; a stage's
+    latest attempt first."""
+    out: dict[StageRef, None] = {}
+    for f in findings:
+        for sid in f.stage_ids:
+            for attempt in reversed(fx.stage_attempts.get(sid, (0,))):
+                out.setdefault((sid, attempt), None)
+    return tuple(out)
+
+
 def outcome(
     findings: Sequence[Finding],
     fx: Facts,
     nothing: str,
     show: Callable[[float], str] = count,
+    conf: Sequence[Setting] | None = None,
 ) -> Outcome:
     """One check's outcome: the worst finding's severity, value and summary (with how many more),
-    every finding in the details, the fixes as advice and the costs summed as impact."""
+    every finding in the details, the fixes as advice, the settings of the worst findings (or
+    ``conf``) for the next run, their stages worst first, and the costs summed as impact."""
     if not findings:
         return make_result(severity=Severity.NONE, value=None, title=nothing)
     ranked = sorted(findings, key=lambda f: (-f.severity, -f.value))
@@ -213,4 +236,8 @@ def outcome(
         details=Details(_COLUMNS, rows),
         advice=" ".join(fixes[:3]),
         impact=_impact(ranked, fx),
+        conf=merge_conf(*(f.conf for f in ranked if f.severity == worst.severity))
+        if conf is None
+        else tuple(conf),
+        stages=stage_refs(ranked, fx),
     )

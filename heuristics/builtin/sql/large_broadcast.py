@@ -57,6 +57,16 @@ INPUTS = SQL_INPUTS
 #: BroadcastExchangeExec refuses larger relations (8 GB) and more rows (BytesToBytesMap's capacity).
 HARD_LIMIT_BYTES = 8 * GIB
 HARD_LIMIT_ROWS = 357_913_941
+THRESHOLD = "spark.sql.autoBroadcastJoinThreshold"
+_ROUND_MB = (10, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
+
+
+def _round_below(nbytes: float) -> str:
+    """The largest round threshold under ``nbytes``, Spark's 10 MB default at the least."""
+    below = [mb for mb in _ROUND_MB if mb * MIB < nbytes] or [10]
+    return f"{below[-1]}MB"
+
+
 #: The largest Tungsten memory page (spark.buffer.pageSize ranges over 1 MiB - 64 MiB).
 MAX_PAGE_BYTES = 64 * MIB
 
@@ -90,7 +100,7 @@ def _fix(g: Graph, node: SqlPlanNode, nbytes: float, fx: Facts) -> str:
             if forced
             else ""
         )
-        + f"or set spark.sql.autoBroadcastJoinThreshold={DEFAULT_BROADCAST_THRESHOLD // MIB}MB; or "
+        + f"or set spark.sql.autoBroadcastJoinThreshold={_round_below(nbytes)}; or "
         f"select only the columns the join needs and filter {rel} before the join."
     )
 
@@ -119,6 +129,9 @@ def _check(g: Graph, node: SqlPlanNode, fx: Facts, params: Params) -> Finding | 
         f"BroadcastExchange in {label(g.ex)}: {size(nbytes)}, {count(rows)} rows of "
         f"{g.relation_name(node.node_id) or 'a relation'} broadcast{heap}"
     )
+    threshold = fx.conf_bytes(THRESHOLD, DEFAULT_BROADCAST_THRESHOLD)
+    by_threshold = 0 < (total(node, "data size") or 0) <= threshold  # no hint was needed
+    conf = ((THRESHOLD, _round_below(nbytes)),)
     return Finding(
         severity,
         nbytes,
@@ -129,6 +142,7 @@ def _check(g: Graph, node: SqlPlanNode, fx: Facts, params: Params) -> Finding | 
         cost[0],
         cost[1],
         node.stage_ids,
+        conf if by_threshold and threshold > DEFAULT_BROADCAST_THRESHOLD else (),
     )
 
 
@@ -146,4 +160,6 @@ def evaluate(app: AppData, params: Params) -> Outcome:
                 finding = _check(g, node, fx, params)
                 if finding is not None:
                     found.append(finding)
-    return outcome(found, fx, "No broadcast too large for the driver and executors", size)
+    # one threshold for the next run: under the smallest broadcast the threshold let through
+    conf = min((f.conf for f in found if f.conf), key=lambda c: float(c[0][1][:-2]), default=())
+    return outcome(found, fx, "No broadcast too large for the driver and executors", size, conf)

@@ -71,10 +71,20 @@ class Params:
         Thresholds(2, 10, 100, 1_000),
         "partitions read by a scan that should have pruned (count; ascending)",
     )
-    temporal_partition_pattern: str = param(
-        r"(date|day|dt|ds|month|year|hour|week|period|time)",
-        "a partition column whose name matches this (regular expression) is date-like",
+    date_like_words: str = param(
+        "date,day,dt,ds,month,year,hour,week,period,time",
+        "a partition column is date-like when a word of its name is one of these, or (from 3 "
+        "letters) starts or ends with one (comma-separated)",
     )
+
+
+def date_like(column: str, words: tuple[str, ...]) -> bool:
+    """``event_date``, ``dt``, ``eventDate``, ``day_id``: a word of the name is a date word."""
+    for token in re.split(r"[^a-z0-9]+", column.lower()):
+        for w in words:
+            if token == w or (len(w) >= 3 and (token.startswith(w) or token.endswith(w))):
+                return True
+    return False
 
 
 def _filter_columns(filters: tuple[str, ...]) -> set[str]:
@@ -128,7 +138,7 @@ def evaluate(app: AppData, params: Params) -> Outcome:
     if empty is not None:
         return empty
     fx = facts(app)
-    temporal = re.compile(params.temporal_partition_pattern, re.I)
+    words = tuple(w.strip().lower() for w in params.date_like_words.split(",") if w.strip())
     found = []
     for ex in app.sql_executions:
         g = Graph(ex)
@@ -151,7 +161,7 @@ def evaluate(app: AppData, params: Params) -> Outcome:
                 for c in data_cols
                 if scan.read_columns.get(c, "").lower().startswith(_TEMPORAL_TYPES)
             )
-            dated_parts = sorted(c for c in parts if temporal.search(c))
+            dated_parts = sorted(c for c in parts if date_like(c, words))
             if on_partition:
                 reason, pcol = "expression", on_partition[0]
             elif dated_data and dated_parts:

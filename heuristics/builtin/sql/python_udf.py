@@ -37,6 +37,7 @@ from heuristics.builtin.sql.findings import (
 from heuristics.builtin.sql.plan import Graph, split_list, total
 from heuristics.params import param
 from heuristics.result import Outcome, Severity, Thresholds
+from heuristics.sparkconf import version_tuple
 from heuristics.stats import fmt_ms
 
 NAME = "sql_python_udf"
@@ -46,6 +47,7 @@ VERSION = 1
 INPUTS = SQL_INPUTS
 
 _ROW_AT_A_TIME = ("BatchEvalPython", "BatchEvalPythonUDTF")
+ARROW_UDF = "spark.sql.execution.pythonUDF.arrow.enabled"
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,10 @@ def evaluate(app: AppData, params: Params) -> Outcome:
     if empty is not None:
         return empty
     fx = facts(app)
+    # Spark 3.5 runs Python UDFs through Arrow with one setting (the UDFs' code stays the same)
+    version = version_tuple(app.spark_version)
+    arrow = (ARROW_UDF, "true") if version is None or version >= (3, 5) else None
+    arrow_conf = (arrow,) if arrow is not None else ()
     found = []
     for ex in app.sql_executions:
         g = Graph(ex)
@@ -118,7 +124,18 @@ def evaluate(app: AppData, params: Params) -> Outcome:
             )
             fix = _fix(names[0] if names else "the UDF")
             found.append(
-                Finding(severity, share, ex, node, summary, fix, python_ms, basis, node.stage_ids)
+                Finding(
+                    severity,
+                    share,
+                    ex,
+                    node,
+                    summary,
+                    fix,
+                    python_ms,
+                    basis,
+                    node.stage_ids,
+                    arrow_conf,
+                )
             )
     return outcome(
         found, fx, "No row-at-a-time Python UDF taking much of a query's time", "{:.0%}".format

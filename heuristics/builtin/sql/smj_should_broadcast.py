@@ -50,6 +50,7 @@ from heuristics.builtin.sql.findings import (
 from heuristics.builtin.sql.plan import Graph, join_type, total
 from heuristics.params import param
 from heuristics.result import Outcome, Severity, Thresholds
+from heuristics.sparkconf import parse_size_bytes
 
 NAME = "sql_smj_should_broadcast"
 TITLE = "Sort-merge join that should broadcast"
@@ -116,11 +117,22 @@ def _side(g: Graph, child: int, index: int) -> _Side:
     return _Side(index, child, exch, nbytes * min(1.0, rows_out / rows_in), True)
 
 
+THRESHOLD = "spark.sql.autoBroadcastJoinThreshold"
+AQE_THRESHOLD = "spark.sql.adaptive.autoBroadcastJoinThreshold"
+
+
+def _settings(fx: Facts, nbytes: float) -> tuple[tuple[str, str], ...]:
+    """The threshold (and the adaptive one, when the application sets it) that broadcasts a side
+    of ``nbytes``."""
+    value = nice_size_setting(nbytes)
+    return ((THRESHOLD, value),) + (((AQE_THRESHOLD, value),) if AQE_THRESHOLD in fx.conf else ())
+
+
 def _fix(g: Graph, small: _Side, fx: Facts) -> str:
     rel = g.relation_name(small.child) or "the_small_side"
     setting = nice_size_setting(small.bytes or 0)
-    now = fx.conf.get("spark.sql.autoBroadcastJoinThreshold", "not set, 10MB by default")
-    aqe = "spark.sql.adaptive.autoBroadcastJoinThreshold" in fx.conf
+    now = fx.conf.get(THRESHOLD, "not set, 10MB by default")
+    aqe = AQE_THRESHOLD in fx.conf
     return (
         f"Broadcast the {'right' if small.index else 'left'} side ({size(small.bytes)}): "
         f"SELECT /*+ BROADCAST({rel}) */ ... or F.broadcast({rel}) in the join, or set "
@@ -174,6 +186,7 @@ def _check(g: Graph, node: SqlPlanNode, fx: Facts, params: Params, limit: float)
         cost[0],
         cost[1],
         tuple(sorted(stages)),
+        _settings(fx, small.bytes or 0),
     )
 
 
@@ -194,4 +207,10 @@ def evaluate(app: AppData, params: Params) -> Outcome:
                 finding = _check(g, node, fx, params, limit)
                 if finding is not None:
                     found.append(finding)
-    return outcome(found, fx, "No sort-merge join with a side small enough to broadcast", size)
+    # one threshold for the next run: the one that broadcasts the largest small side flagged
+    conf = max(
+        (f.conf for f in found), key=lambda c: parse_size_bytes(c[0][1], "b") or 0, default=()
+    )
+    return outcome(
+        found, fx, "No sort-merge join with a side small enough to broadcast", size, conf
+    )

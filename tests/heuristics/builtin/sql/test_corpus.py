@@ -1,6 +1,10 @@
 """The SQL checks on the recorded real applications, at the production defaults: every labelled
 problem of the SQL corpus found by the check of its name, its healthy application without any SQL
-finding, and no application of the other corpora above LOW from a SQL check."""
+finding, and no application of the other corpora above LOW from a SQL check.
+
+These applications ran seconds, so the cost caps make every finding LOW; the pattern severities
+(what the checks rate before the cap, what a production-sized run would show) are held to the
+same rules."""
 
 from __future__ import annotations
 
@@ -44,13 +48,13 @@ def test_each_labelled_problem_is_found_by_its_check(app_id: str, check: str) ->
     for name, r in results.items():
         assert not r.title.startswith("internal error"), r.title
         if name != check:
-            assert r.severity <= Severity.LOW, (name, r.title)
+            assert (r.pattern_severity or 0) <= Severity.LOW, (name, r.title)
 
 
 def test_the_healthy_application_has_no_sql_finding() -> None:
     results = sql_results("sql-events", HEALTHY)
     assert corpus("sql-events")[HEALTHY].sql_executions  # it ran queries
-    assert {n: r.severity for n, r in results.items() if r.severity} == {}
+    assert {n: r.pattern_severity for n, r in results.items() if r.pattern_severity} == {}
 
 
 @pytest.mark.parametrize("corpus_name", [c for c in CORPORA if c != "sql-events"])
@@ -59,7 +63,7 @@ def test_no_other_recorded_application_is_above_low(corpus_name: str) -> None:
         (app_id, name): r.title
         for app_id in corpus(corpus_name)
         for name, r in sql_results(corpus_name, app_id).items()
-        if r.severity > Severity.LOW
+        if r.severity > Severity.LOW or (r.pattern_severity or 0) > Severity.LOW
     }
     assert above == {}
 
@@ -69,7 +73,11 @@ def test_the_evidence_of_each_problem_is_what_the_corpus_shows() -> None:
     assert pruning.value == 45 and "event_ts" in pruning.title and "event_date" in pruning.advice
     assert "filter on event_date" not in pruning.title  # the pruned second query is not flagged
     udf = sql_results("sql-events", "local-1796108388437")["sql_python_udf"]
-    assert udf.severity == Severity.CRITICAL and "normalize_email" in udf.title
+    assert (udf.pattern_severity, udf.severity) == (
+        Severity.CRITICAL,
+        Severity.LOW,
+    )  # 9 s of Python
+    assert "normalize_email" in udf.title
     explosion = sql_results("sql-events", "local-1796108411015")["sql_row_explosion"]
     assert "10,000,000 output rows from 100,000 + 10,000" in explosion.title
     smj = sql_results("sql-events", "local-1796108177762")["sql_smj_should_broadcast"]

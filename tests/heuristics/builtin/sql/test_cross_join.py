@@ -6,8 +6,7 @@ import pytest
 
 from heuristics.builtin.sql import cross_join as check
 from heuristics.result import Severity
-from tests.heuristics.builders import run
-from tests.heuristics.builtin.sql.plans import nested_loop, sql_app
+from tests.heuristics.builtin.sql.plans import judge, nested_loop, sql_app
 
 
 @pytest.mark.parametrize(
@@ -22,18 +21,18 @@ from tests.heuristics.builtin.sql.plans import nested_loop, sql_app
     ],
 )
 def test_severity_follows_the_pairs_compared(left: float, right: float, severity: Severity) -> None:
-    result = run(check, sql_app([nested_loop(left, right)]))
+    result = judge(check, sql_app([nested_loop(left, right)]))
     assert result.severity == severity
     if severity:
         assert result.value == left * right
 
 
 def test_a_one_row_side_attaches_a_total_and_is_not_a_cross_join() -> None:
-    assert run(check, sql_app([nested_loop(5_000_000, 1)])).severity == Severity.NONE
+    assert judge(check, sql_app([nested_loop(5_000_000, 1)])).severity == Severity.NONE
 
 
 def test_cartesian_products_count_too() -> None:
-    result = run(check, sql_app([nested_loop(3000, 4000, name="CartesianProduct")]))
+    result = judge(check, sql_app([nested_loop(3000, 4000, name="CartesianProduct")]))
     assert result.severity == Severity.LOW and "CartesianProduct" in result.title
 
 
@@ -41,6 +40,6 @@ def test_not_in_over_nullable_columns_gets_the_not_exists_fix() -> None:
     ex = nested_loop(
         1e5, 1e4, condition="((a#1 = b#2) OR isnull((a#1 = b#2)))", join_type="LeftAnti"
     )
-    result = run(check, sql_app([ex]))
+    result = judge(check, sql_app([ex]))
     assert result.severity == Severity.MODERATE
     assert "NOT EXISTS" in result.advice

@@ -6,8 +6,7 @@ import pytest
 
 from heuristics.builtin.sql import no_partition_pruning as check
 from heuristics.result import Severity
-from tests.heuristics.builders import run
-from tests.heuristics.builtin.sql.plans import execution, filtered_scan, node, sql_app
+from tests.heuristics.builtin.sql.plans import execution, filtered_scan, judge, node, sql_app
 
 ON_TS = "((isnotnull(event_ts#11) AND (event_ts#11 >= 2024-06-15 00:00:00)) AND (event_ts#11 < 2024-06-16 00:00:00))"
 PUSHED_TS = "[IsNotNull(event_ts), GreaterThanOrEqual(event_ts,2024-06-15 00:00:00.0)]"
@@ -24,7 +23,7 @@ PUSHED_TS = "[IsNotNull(event_ts), GreaterThanOrEqual(event_ts,2024-06-15 00:00:
     ],
 )
 def test_a_time_filter_on_data_partitioned_by_date(partitions: float, severity: Severity) -> None:
-    result = run(check, sql_app([filtered_scan(partitions, ON_TS, PUSHED_TS)]))
+    result = judge(check, sql_app([filtered_scan(partitions, ON_TS, PUSHED_TS)]))
     assert result.severity == severity
     if severity:
         assert "event_date" in result.advice or severity == Severity.LOW
@@ -39,7 +38,7 @@ def test_a_time_filter_on_data_partitioned_by_date(partitions: float, severity: 
     ],
 )
 def test_a_partition_column_mixed_with_data_columns_did_not_prune(condition: str) -> None:
-    result = run(check, sql_app([filtered_scan(45, condition)]))
+    result = judge(check, sql_app([filtered_scan(45, condition)]))
     assert result.severity == Severity.MODERATE
     assert "expression" in result.title and "event_date" in result.advice
 
@@ -57,7 +56,7 @@ def test_a_python_udf_over_the_partition_column_did_not_prune() -> None:
         {"Arguments": "[is_june(event_date#13)#39], [pythonUDF0#40]"},
     )
     ex = execution(0, [n._replace(parents=()) for n in nodes] + [udf], "june")
-    result = run(check, sql_app([ex]))
+    result = judge(check, sql_app([ex]))
     assert result.severity == Severity.MODERATE and "Python" in result.advice
 
 
@@ -75,4 +74,4 @@ def test_pruned_scans_and_other_filters_are_left_alone() -> None:
     )
     data_only = filtered_scan(45, "(spend#10 > 100.0)", "[GreaterThan(spend,100.0)]")
     for ex in (pruned, dynamic, data_only):
-        assert run(check, sql_app([ex])).severity == Severity.NONE
+        assert judge(check, sql_app([ex])).severity == Severity.NONE

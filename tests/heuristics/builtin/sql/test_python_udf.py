@@ -6,8 +6,7 @@ import pytest
 
 from heuristics.builtin.sql import python_udf as check
 from heuristics.result import Severity
-from tests.heuristics.builders import run
-from tests.heuristics.builtin.sql.plans import python_udf
+from tests.heuristics.builtin.sql.plans import judge, python_udf
 
 
 @pytest.mark.parametrize(
@@ -22,7 +21,7 @@ from tests.heuristics.builtin.sql.plans import python_udf
     ],
 )
 def test_severity_follows_the_share_of_the_query(share: float, severity: Severity) -> None:
-    result = run(check, python_udf(share * 100_000, 100_000))
+    result = judge(check, python_udf(share * 100_000, 100_000))
     assert result.severity == severity
     if severity:
         assert result.value == pytest.approx(min(1.0, share))
@@ -30,16 +29,28 @@ def test_severity_follows_the_share_of_the_query(share: float, severity: Severit
 
 
 def test_the_fix_is_built_ins_or_arrow() -> None:
-    result = run(check, python_udf(90_000, 100_000))
+    result = judge(check, python_udf(90_000, 100_000))
     assert "pandas_udf" in result.advice and "useArrow=True" in result.advice
     assert result.impact is not None and result.impact.core_hours == pytest.approx(90_000 / 3.6e6)
 
 
 def test_arrow_udfs_are_the_fix_and_never_flagged() -> None:
-    assert run(check, python_udf(90_000, 100_000, name="ArrowEvalPython")).severity == Severity.NONE
+    assert (
+        judge(check, python_udf(90_000, 100_000, name="ArrowEvalPython")).severity == Severity.NONE
+    )
 
 
 def test_a_failed_query_and_a_server_without_python_timing_stay_low() -> None:
-    assert run(check, python_udf(90_000, 100_000, status="FAILED")).severity == Severity.LOW
+    assert judge(check, python_udf(90_000, 100_000, status="FAILED")).severity == Severity.LOW
     # no "time to run Python workers" (before Spark 4.0): the stage's time is an upper bound
-    assert run(check, python_udf(-1, 100_000)).severity == Severity.LOW
+    assert judge(check, python_udf(-1, 100_000)).severity == Severity.LOW
+
+
+def test_arrow_is_a_setting_from_spark_3_5() -> None:
+    import dataclasses
+
+    app = python_udf(90_000, 100_000)
+    assert judge(check, dataclasses.replace(app, spark_version="4.0.1")).conf == (
+        ("spark.sql.execution.pythonUDF.arrow.enabled", "true"),
+    )
+    assert judge(check, dataclasses.replace(app, spark_version="3.4.2")).conf == ()

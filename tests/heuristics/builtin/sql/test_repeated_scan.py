@@ -6,8 +6,15 @@ import pytest
 
 from heuristics.builtin.sql import repeated_scan as check
 from heuristics.result import Severity
-from tests.heuristics.builders import run
-from tests.heuristics.builtin.sql.plans import MIB, execution, kpi_queries, node, scan, sql_app
+from tests.heuristics.builtin.sql.plans import (
+    MIB,
+    execution,
+    judge,
+    kpi_queries,
+    node,
+    scan,
+    sql_app,
+)
 
 
 @pytest.mark.parametrize(
@@ -21,7 +28,7 @@ from tests.heuristics.builtin.sql.plans import MIB, execution, kpi_queries, node
     ],
 )
 def test_one_table_queries_over_the_same_data(n: int, severity: Severity) -> None:
-    result = run(check, sql_app(kpi_queries(n)))
+    result = judge(check, sql_app(kpi_queries(n)))
     assert result.severity == severity
     if severity:
         assert result.value == n and ".cache()" in (
@@ -30,11 +37,11 @@ def test_one_table_queries_over_the_same_data(n: int, severity: Severity) -> Non
 
 
 def test_scans_inside_multi_table_queries_show_the_pattern_at_low() -> None:
-    assert run(check, sql_app(kpi_queries(10, with_join=True))).severity == Severity.LOW
+    assert judge(check, sql_app(kpi_queries(10, with_join=True))).severity == Severity.LOW
 
 
 def test_small_scans_different_partitions_and_cached_reads_do_not_count() -> None:
-    assert run(check, sql_app(kpi_queries(10, nbytes=0.5 * MIB))).severity == Severity.NONE
+    assert judge(check, sql_app(kpi_queries(10, nbytes=0.5 * MIB))).severity == Severity.NONE
     days = [
         execution(
             i,
@@ -47,7 +54,7 @@ def test_small_scans_different_partitions_and_cached_reads_do_not_count() -> Non
         )
         for i in range(10)
     ]
-    assert run(check, sql_app(days)).severity == Severity.NONE
+    assert judge(check, sql_app(days)).severity == Severity.NONE
     cached = [
         execution(
             i,
@@ -58,4 +65,4 @@ def test_small_scans_different_partitions_and_cached_reads_do_not_count() -> Non
         )
         for i in range(10)
     ]
-    assert run(check, sql_app(cached)).severity == Severity.NONE
+    assert judge(check, sql_app(cached)).severity == Severity.NONE

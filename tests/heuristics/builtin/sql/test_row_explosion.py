@@ -6,8 +6,7 @@ import pytest
 
 from heuristics.builtin.sql import row_explosion as check
 from heuristics.result import Severity
-from tests.heuristics.builders import run
-from tests.heuristics.builtin.sql.plans import join, sql_app
+from tests.heuristics.builtin.sql.plans import join, judge, sql_app
 
 
 @pytest.mark.parametrize(
@@ -21,7 +20,7 @@ from tests.heuristics.builtin.sql.plans import join, sql_app
     ],
 )
 def test_severity_follows_output_over_input_rows(ratio: float, severity: Severity) -> None:
-    result = run(check, sql_app([join(ratio * 110_000, 100_000, 10_000)]))
+    result = judge(check, sql_app([join(ratio * 110_000, 100_000, 10_000)]))
     assert result.severity == severity
     if severity:
         assert result.value == pytest.approx(ratio)
@@ -29,17 +28,17 @@ def test_severity_follows_output_over_input_rows(ratio: float, severity: Severit
 
 
 def test_small_joins_are_not_judged() -> None:
-    assert run(check, sql_app([join(99_999, 100, 100)])).severity == Severity.NONE
+    assert judge(check, sql_app([join(99_999, 100, 100)])).severity == Severity.NONE
 
 
 def test_one_hot_key_is_skew_and_stays_low() -> None:
     hot = join(1e9, 1e6, 5e4, name="SortMergeJoin", task_med=10.0, task_max=55_000.0)
-    result = run(check, sql_app([hot]))
+    result = judge(check, sql_app([hot]))
     assert result.severity == Severity.LOW and "hot key" in result.title
     spread = join(1e9, 1e6, 5e4, name="SortMergeJoin", task_med=900.0, task_max=1_000.0)
-    assert run(check, sql_app([spread])).severity == Severity.CRITICAL
+    assert judge(check, sql_app([spread])).severity == Severity.CRITICAL
 
 
 def test_the_fix_reduces_one_side_per_key() -> None:
-    result = run(check, sql_app([join(1e7, 1e5, 1e4)]))
+    result = judge(check, sql_app([join(1e7, 1e5, 1e4)]))
     assert "groupBy(region)" in result.advice and "left_semi" in result.advice

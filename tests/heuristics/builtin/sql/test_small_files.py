@@ -6,8 +6,16 @@ import pytest
 
 from heuristics.builtin.sql import small_files_read, small_files_written
 from heuristics.result import Severity
-from tests.heuristics.builders import run
-from tests.heuristics.builtin.sql.plans import GIB, MIB, execution, node, scan, sql_app, write
+from tests.heuristics.builtin.sql.plans import (
+    GIB,
+    MIB,
+    execution,
+    judge,
+    node,
+    scan,
+    sql_app,
+    write,
+)
 
 
 @pytest.mark.parametrize(
@@ -22,7 +30,7 @@ from tests.heuristics.builtin.sql.plans import GIB, MIB, execution, node, scan, 
 )
 def test_read_severity_follows_the_excess_files(files: int, severity: Severity) -> None:
     ex = execution(0, [node(0, "HashAggregate", (1,)), scan(1, files=files, nbytes=5.8 * MIB)])
-    result = run(small_files_read, sql_app([ex]))
+    result = judge(small_files_read, sql_app([ex]))
     assert result.severity == severity
     if severity:
         assert result.value == files - 1
@@ -31,26 +39,26 @@ def test_read_severity_follows_the_excess_files(files: int, severity: Severity) 
 
 def test_big_files_and_one_file_per_partition_are_not_small_files() -> None:
     big = execution(0, [node(0, "Project", (1,)), scan(1, files=5000, nbytes=5000 * 20 * MIB)])
-    assert run(small_files_read, sql_app([big])).severity == Severity.NONE
+    assert judge(small_files_read, sql_app([big])).severity == Severity.NONE
     per_partition = execution(
         0, [node(0, "Project", (1,)), scan(1, files=2000, nbytes=MIB, partitions=2000)]
     )
-    assert run(small_files_read, sql_app([per_partition])).severity == Severity.NONE
+    assert judge(small_files_read, sql_app([per_partition])).severity == Severity.NONE
 
 
 def test_the_target_file_size_is_the_applications_max_partition_bytes() -> None:
     # 1,100 files of 8 MiB: 69 would do at the 128 MB default, 138 at a 64 MB target
     ex = execution(0, [node(0, "Project", (1,)), scan(1, files=1100, nbytes=1100 * 8 * MIB)])
-    default = run(small_files_read, sql_app([ex]))
+    default = judge(small_files_read, sql_app([ex]))
     assert (default.severity, default.value) == (Severity.MODERATE, 1100 - 69)
-    smaller = run(
+    smaller = judge(
         small_files_read, sql_app([ex], props={"spark.sql.files.maxPartitionBytes": "64m"})
     )
     assert (smaller.severity, smaller.value) == (Severity.LOW, 1100 - 138)
 
 
 def test_a_write_after_repartition_gets_the_rebalance_fix() -> None:
-    result = run(small_files_written, sql_app([write(1200, 7.2 * MIB, shuffle_partitions=1200)]))
+    result = judge(small_files_written, sql_app([write(1200, 7.2 * MIB, shuffle_partitions=1200)]))
     assert result.severity == Severity.MODERATE and result.value == 1199
     assert "coalesce(1)" in result.advice and "REBALANCE" in result.advice
     assert "explicit repartition" in result.advice
@@ -58,17 +66,17 @@ def test_a_write_after_repartition_gets_the_rebalance_fix() -> None:
 
 def test_a_partitioned_write_needs_one_file_per_partition() -> None:
     assert (
-        run(small_files_written, sql_app([write(1000, 50 * MIB, parts=1000)])).severity
+        judge(small_files_written, sql_app([write(1000, 50 * MIB, parts=1000)])).severity
         == Severity.NONE
     )
-    many = run(small_files_written, sql_app([write(200_000, 10 * GIB, parts=1000)]))
+    many = judge(small_files_written, sql_app([write(200_000, 10 * GIB, parts=1000)]))
     assert many.severity == Severity.CRITICAL and "partitionBy" in many.advice
 
 
 def test_writes_into_the_same_place_add_up() -> None:
     loop = [write(60, 6 * MIB, eid=i) for i in range(10)]  # 10 appends of 60 small files
-    result = run(small_files_written, sql_app(loop))
+    result = judge(small_files_written, sql_app(loop))
     assert result.severity == Severity.LOW and result.value == 599
     assert "10 writes" in result.title
     apart = [write(60, 6 * MIB, target=f"file:/out/day={i}", eid=i) for i in range(10)]
-    assert run(small_files_written, sql_app(apart)).severity == Severity.NONE
+    assert judge(small_files_written, sql_app(apart)).severity == Severity.NONE
