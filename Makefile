@@ -8,7 +8,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8080
 export SPARKSCOPE_DATA_DIR ?= $(CURDIR)/data
 
-.PHONY: setup setup-test db run demo-data fetch test lint fmt check bench clean
+.PHONY: setup setup-test db run demo-data fetch test lint fmt docs check bench clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -47,6 +47,9 @@ lint:  ## ruff check + format check, mypy, and the layer contract (pyproject [to
 fmt:
 	$(PY) -m ruff check --fix .
 	$(PY) -m ruff format .
+
+docs:  ## regenerate the settings table of docs/configuration.md from sparkscope/config/settings.py
+	$(PY) -m sparkscope.config.reference docs/configuration.md
 
 # Without TEST_DATABASE_URL, `test` starts a throwaway PostgreSQL in $(PGDIR) and stops it again when
 # the run ends (passed, failed or interrupted); a server already running there is left running.

@@ -43,18 +43,20 @@ SQL_MAX_EXECUTIONS = 1000
 
 
 def fetch_app(
-    client: ShsClient, entry: AppEntry, fcfg: FetcherConfig, redaction: re.Pattern[str]
+    client: ShsClient, entry: AppEntry, fetcher_config: FetcherConfig, redaction: re.Pattern[str]
 ) -> AppBundle:
     """All requests for one application, back to back; parsed into an AppBundle."""
-    app, att = entry.app_id, entry.attempt_id
+    app, attempt_id = entry.app_id, entry.attempt_id
     bundle = AppBundle(entry=entry)
     bundle.environment = parse_environment(
-        client.get_json(endpoints.environment(app, att)), redaction, fcfg.store_hadoop_properties
+        client.get_json(endpoints.environment(app, attempt_id)),
+        redaction,
+        fetcher_config.store_hadoop_properties,
     )
-    bundle.executors = parse_executors(client.get_json(endpoints.all_executors(app, att)))
-    bundle.jobs = parse_jobs(client.get_json(endpoints.jobs(app, att)))
+    bundle.executors = parse_executors(client.get_json(endpoints.all_executors(app, attempt_id)))
+    bundle.jobs = parse_jobs(client.get_json(endpoints.jobs(app, attempt_id)))
     bundle.stages, bundle.distributions = parse_stages(
-        client.get_json(endpoints.stages_with_summaries(app, att))
+        client.get_json(endpoints.stages_with_summaries(app, attempt_id))
     )
     # Servers before Spark 3.4 ignore withSummaries: ask for each stage's summary instead.
     have = {(d["stage_id"], d["attempt_id"]) for d in bundle.distributions}
@@ -62,18 +64,18 @@ def fetch_app(
         key = (s["stage_id"], s["attempt_id"])
         if key not in have and s["num_tasks"] > 0 and s["status"] != "SKIPPED":
             try:
-                summary = client.get_json(endpoints.task_summary(app, att, *key))
+                summary = client.get_json(endpoints.task_summary(app, attempt_id, *key))
             except ShsNotFound:
                 continue  # a stage with no finished task has no summary
             dist = parse_task_summary(summary)
             if dist is not None:
                 bundle.distributions.append({"stage_id": key[0], "attempt_id": key[1], **dist})
     fetch_sql(client, entry, bundle)
-    if fcfg.tasks_per_stage > 0:
-        for s in stages_for_slowest_tasks(bundle.stages, fcfg.top_stages):
+    if fetcher_config.tasks_per_stage > 0:
+        for s in stages_for_slowest_tasks(bundle.stages, fetcher_config.top_stages):
             data = client.get_json(
                 endpoints.slowest_tasks(
-                    app, att, s["stage_id"], s["attempt_id"], fcfg.tasks_per_stage
+                    app, attempt_id, s["stage_id"], s["attempt_id"], fetcher_config.tasks_per_stage
                 )
             )
             bundle.merge_tasks(parse_task_list(s["stage_id"], s["attempt_id"], data, "slowest"))
@@ -81,12 +83,15 @@ def fetch_app(
         if s["num_failed_tasks"] <= 0:
             continue
         data = client.get_json(
-            endpoints.failed_tasks_with_executors(app, att, s["stage_id"], s["attempt_id"])
+            endpoints.failed_tasks_with_executors(app, attempt_id, s["stage_id"], s["attempt_id"])
         )
         failed = parse_stage_failed_tasks(s["stage_id"], s["attempt_id"], data)
         failed.sort(key=lambda t: t["task_id"])
-        bundle.merge_tasks(failed[: max(1, fcfg.tasks_per_stage) * FAILED_TASKS_KEPT_FACTOR])
+        bundle.merge_tasks(
+            failed[: max(1, fetcher_config.tasks_per_stage) * FAILED_TASKS_KEPT_FACTOR]
+        )
         bundle.stage_executors.extend(parse_stage_executors(s["stage_id"], s["attempt_id"], data))
+    bundle.redact(redaction)
     return bundle
 
 

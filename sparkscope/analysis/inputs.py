@@ -364,3 +364,22 @@ def store_inputs(session: Session, data: Mapping[int, appdata.AppData]) -> None:
     session.execute(delete(AnalysisInput).where(AnalysisInput.application_id.in_(list(data))))
     if rows:
         session.execute(insert(cast(Table, AnalysisInput.__table__)), rows)
+
+
+def encode_or_none(app_pk: int | None, app: appdata.AppData) -> bytes | None:
+    """The encoded inputs of one application, or None (logged) when a value cannot be encoded
+    (the application then stays on the rows path)."""
+    try:
+        return encode(app)
+    except ValueError as exc:
+        log.warning("inputs of application %s not encodable: %s", app_pk or app.app_id, exc)
+        return None
+
+
+_INSERT_INPUT = insert(cast(Table, AnalysisInput.__table__))
+
+
+def insert_encoded(session: Session, app_pk: int, blob: bytes) -> None:
+    """Store the encoded inputs of an application loaded in this transaction (the load removed
+    those of the version it replaced)."""
+    session.execute(_INSERT_INPUT, {"application_id": app_pk, "format": FORMAT, "data": blob})

@@ -14,8 +14,10 @@ from sparkscope.models.application import (
     Task,
 )
 from sparkscope.models.sql import SqlExecution, SqlFetch, SqlNode, SqlStage
+from sparkscope.models.whatif import WhatIfInput
 
 APP_CHILD_TABLES = (
+    WhatIfInput,
     AnalysisInput,
     Analysis,
     AnalysisResult,

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from sparkscope.present.display import MISSING, fmt_unit, severity_style
+from sparkscope.redaction import redact_text
 
 
 @dataclass(frozen=True)
@@ -194,7 +195,7 @@ def cell(value: object, unit: str, row: Mapping[str, object] | None = None) -> C
         level = value if isinstance(value, int) and not isinstance(value, bool) else None
         return Cell(severity_style(level).label, level=level)
     if unit == "message":
-        text = str(value)
+        text = redact_text(str(value)) or ""  # masked when stored; again, for older rows
         summary = root_cause(text)
         return Cell(summary, full=text if text.strip() != summary else None)
     if unit == "metric":

@@ -34,6 +34,7 @@ from sparkscope.present.display import (
     severity_style,
     stage_duration_ms,
 )
+from sparkscope.redaction import redact_text
 from sparkscope.web.rows import plan_tree, stage_rows
 
 
@@ -136,6 +137,7 @@ def register_filters(app: Flask) -> None:
         change_class=change_class,
         doc=render_doc,
         merge_args=merge_args,
+        masked=redact_text,
     )
     app.jinja_env.globals.update(
         zip=zip,
