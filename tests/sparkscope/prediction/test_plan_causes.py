@@ -14,7 +14,7 @@ from sparkscope.db import make_engine, make_sessionmaker
 from sparkscope.models.application import Application
 from sparkscope.models.predictions import RunPrediction
 from sparkscope.prediction.plan_causes import plan_changes
-from sparkscope.prediction.refresh import refresh_all
+from sparkscope.prediction.refresh import refresh_server
 from tests.sparkscope.web.conftest import make_app
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -65,7 +65,7 @@ def test_a_regression_names_its_plan_change(fresh_pg_url: str) -> None:
             .where(Application.id == app.id)
             .values(duration_ms=app.duration_ms * 4, fetched_at_ms=app.fetched_at_ms + 1)
         )
-    refresh_all(factory, PredictionConfig())
+    refresh_server(factory, app.server_id, PredictionConfig())
     with factory() as s:
         verdict, stored = s.execute(
             select(RunPrediction.verdict, RunPrediction.causes)

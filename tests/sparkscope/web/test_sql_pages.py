@@ -105,8 +105,16 @@ def test_the_healthy_application_shows_its_queries_without_a_finding(client: Fla
 def test_search_by_sql_heuristic(client: FlaskClient) -> None:
     found = client.get("/api/apps?heuristic=sql_python_udf").get_json()["apps"]
     assert [a["app_id"] for a in found] == [UDF]
-    severe = client.get("/api/apps?heuristic=sql_row_explosion&severity=severe").get_json()["apps"]
-    assert [a["app_id"] for a in severe] == ["local-1796108411015"]
+    # The pattern is severe (91x), the finding is rated low: its cost is capped (2.6 s of tasks).
+    found = client.get("/api/apps?heuristic=sql_row_explosion&severity=low").get_json()["apps"]
+    assert [a["app_id"] for a in found] == ["local-1796108411015"]
+    assert (
+        client.get("/api/apps?heuristic=sql_row_explosion&severity=moderate").get_json()["apps"]
+        == []
+    )
+    detail = client.get("/api/apps/local-1796108411015").get_json()
+    (finding,) = [f for f in detail["findings"] if f["heuristic"] == "sql_row_explosion"]
+    assert finding["severity"] == "low" and finding["details"]["rows"][0][3] == 3  # SEVERE
     page = client.get("/search?heuristic=sql_python_udf").get_data(as_text=True)
     assert UDF in page and HEALTHY not in page
 
