@@ -172,6 +172,12 @@ def _fetch_and_load(
                     if error is None:
                         result.loaded += 1
                         log.info("loaded %s (%s)", entry.app_id, entry.name)
+                        sql_error = fut.result().sql_error
+                        if sql_error is not None:
+                            result.partial.append((entry.app_id, f"SQL executions: {sql_error}"))
+                            log.warning(
+                                "loaded %s without its SQL executions: %s", entry.app_id, sql_error
+                            )
                     else:
                         result.failed.append((entry.app_id, error))
                         log.warning("failed %s: %s", entry.app_id, error)

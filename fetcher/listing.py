@@ -182,7 +182,8 @@ def plan(
     todo: list[AppEntry] = []
     for e in frontier.entries:
         f = failures.get(e.key)
-        if stored.get(e.key, -1) == e.last_updated_ms:
+        # A stored app with a failure row was stored without its SQL part: retried like a failure.
+        if stored.get(e.key, -1) == e.last_updated_ms and f is None:
             result.skipped += 1
         elif _given_up(f, fetcher_config, e.last_updated_ms):
             result.gave_up.append(e.app_id)

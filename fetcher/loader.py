@@ -36,6 +36,7 @@ from sparkscope.models.application import (
     Task,
 )
 from sparkscope.models.fetch import FetchFailure, HistoryServer
+from sparkscope.models.sql import SqlExecution, SqlFetch, SqlNode, SqlStage
 from sparkscope.redaction import without_credentials
 
 APPS = cast(Table, Application.__table__)
@@ -52,6 +53,10 @@ CHILD_ROWS: tuple[tuple[Table, str, tuple[str, str] | None], ...] = tuple(
         (StageTaskDistribution, "distributions", ("stage_id", "attempt_id")),
         (StageExecutor, "stage_executors", ("stage_id", "attempt_id")),
         (Task, "tasks", ("stage_id", "stage_attempt_id")),
+        (SqlFetch, "sql_fetch", None),
+        (SqlExecution, "sql_executions", None),
+        (SqlNode, "sql_nodes", None),
+        (SqlStage, "sql_stages", None),
     )
 )
 
@@ -142,7 +147,14 @@ def load_application(
             a, b = stage_key
             rows = [r for r in rows if (r[a], r[b]) in known]
         bulk.write(conn, bulk.layout(child), app_pk, rows)
-    conn.execute(_CLEAR_FAILURE, key)
+    if bundle.sql_error is not None:
+        # Stored without its SQL part: counted as a failure of the app, so the next run retries it.
+        error = f"SQL executions not stored: {bundle.sql_error}"
+        record_failure(
+            session, server_id, row["app_id"], row["attempt_id"], error, row["last_updated_ms"]
+        )
+    else:
+        conn.execute(_CLEAR_FAILURE, key)
     return Loaded(app_pk, stored, before)
 
 

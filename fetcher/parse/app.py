@@ -141,6 +141,18 @@ class AppBundle:
     distributions: list[dict[str, Any]] = field(default_factory=list)
     stage_executors: list[dict[str, Any]] = field(default_factory=list)
     tasks: list[dict[str, Any]] = field(default_factory=list)
+    #: the SQL part (fetcher.parse.sql.rows): one status row (none when not fetched), the
+    #: executions, their plan nodes and their stage links
+    sql_fetch: list[dict[str, Any]] = field(default_factory=list)
+    sql_executions: list[dict[str, Any]] = field(default_factory=list)
+    sql_nodes: list[dict[str, Any]] = field(default_factory=list)
+    sql_stages: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def sql_error(self) -> str | None:
+        """Why the SQL part failed (None when it did not)."""
+        failed = [r for r in self.sql_fetch if r["status"] == "failed"]
+        return str(failed[0]["error"] or "failed") if failed else None
 
     def merge_tasks(self, rows: list[dict[str, Any]]) -> None:
         """Add task rows; a task kept for two reasons is stored once, as 'both'."""

@@ -140,7 +140,8 @@ def fetch(
 ) -> None:
     """Fetch completed applications from the History Server(s) into the database.
 
-    Exit codes: 0 all loaded, 1 some apps failed, 2 usage/config error, 3 server unreachable.
+    Exit codes: 0 all loaded, 1 some apps failed (or loaded without a part, such as their SQL
+    executions), 2 usage/config error, 3 server unreachable.
     """
     from fetcher.job import run_server
     from fetcher.lock import FetchLocked, fetch_lock
@@ -226,6 +227,10 @@ def fetch(
         )
         for app_id, error in r.failed:
             click.echo(f"  failed {printable(app_id)}: {printable(error)}")
+        for app_id, error in r.partial:
+            click.echo(
+                f"  loaded {printable(app_id)} in part (retried next run): {printable(error)}"
+            )
         if r.gave_up:
             click.echo(
                 f"  gave up after {config.fetcher.max_app_failures} failures: "
@@ -241,7 +246,7 @@ def fetch(
         )
     if any(r.unreachable for r in results):
         sys.exit(EXIT_UNREACHABLE)
-    if any(r.failed for r in results):
+    if any(r.failed or r.partial for r in results):
         sys.exit(EXIT_SOME_FAILED)
 
 

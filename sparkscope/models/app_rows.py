@@ -13,6 +13,7 @@ from sparkscope.models.application import (
     StageTaskDistribution,
     Task,
 )
+from sparkscope.models.sql import SqlExecution, SqlFetch, SqlNode, SqlStage
 from sparkscope.models.whatif import WhatIfInput
 
 APP_CHILD_TABLES = (
@@ -20,6 +21,10 @@ APP_CHILD_TABLES = (
     AnalysisInput,
     Analysis,
     AnalysisResult,
+    SqlStage,
+    SqlNode,
+    SqlExecution,
+    SqlFetch,
     Task,
     StageExecutor,
     StageTaskDistribution,

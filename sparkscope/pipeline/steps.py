@@ -37,7 +37,7 @@ from heuristics.registry import Registry
 from sparkscope.accounting import day_summary
 from sparkscope.advisor.predict.features import recurring_key
 from sparkscope.analysis.codec import APP_COLUMNS
-from sparkscope.analysis.inputs import assemble, encode_or_none, insert_encoded
+from sparkscope.analysis.inputs import assemble, encode_or_none, insert_encoded, sql_input
 from sparkscope.analysis.results import flagged, insert_loaded, record_config
 from sparkscope.analysis.scoring import Scored, score_new
 from sparkscope.config.loader import PredictionConfig
@@ -86,6 +86,10 @@ class LoadedRows(Protocol):
     stages: Rows
     distributions: Rows
     tasks: Rows
+    sql_fetch: Rows
+    sql_executions: Rows
+    sql_nodes: Rows
+    sql_stages: Rows
 
 
 class StoredApplication(Protocol):
@@ -133,6 +137,7 @@ def app_data(rows: LoadedRows) -> AppData:
         rows.stages,
         rows.distributions,
         rows.tasks,
+        sql_input(rows.sql_fetch, rows.sql_executions, rows.sql_nodes, rows.sql_stages),
     )
 
 

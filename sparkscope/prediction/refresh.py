@@ -26,6 +26,7 @@ from sparkscope.config.loader import PredictionConfig
 from sparkscope.db import now_ms
 from sparkscope.models.application import Application
 from sparkscope.models.predictions import RecurringForecast, RunPrediction
+from sparkscope.prediction.plan_causes import plan_changes
 from sparkscope.prediction.runs import (
     RunRow,
     StoredRun,
@@ -172,7 +173,9 @@ def _refresh_key(
         causes: list[str] = []
         if v == "regression" and r.features is not None:
             causes = verdict.causes(r.features, earlier_features(session, runs, i))
-            causes += new_findings(session, r.pk, [q.pk for q in runs[:i] if q.good][-1:])
+            good = [q.pk for q in runs[:i] if q.good]
+            causes += new_findings(session, r.pk, good[-1:])
+            causes += plan_changes(session, r.pk, good[-5:])
         assert r.features is not None
         session.add(
             RunPrediction(

@@ -57,8 +57,12 @@ def test_request_plan_is_exactly_the_recorded_one(rsps, factory) -> None:
     keys = recorded.register_app(rsps, BILLING)
     result = run_server(factory, SERVER, FETCHER_CONFIG, FetchOptions())
     assert (result.loaded, result.failed) == (1, [])
-    # environment, allexecutors, jobs, stages-with-summaries, 5 slowest-task lists, 1 failed stage
-    assert len(keys) == 4 + 5 + 1
+    # environment, allexecutors, jobs, stages-with-summaries, one page of SQL executions,
+    # 5 slowest-task lists, 1 failed stage
+    assert len(keys) == 4 + 1 + 5 + 1
+    assert [k for k in keys if "/sql?" in k] == [
+        f"applications/{BILLING}/sql?details=true&length=20&offset=0&planDescription=true"
+    ]
     stages = [k for k in keys if k.split("?")[0].endswith("/stages")]
     assert (
         len(stages) == 1 and "withSummaries=true" in stages[0] and "details=true" not in stages[0]
