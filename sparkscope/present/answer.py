@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from heuristics.result import HeuristicResult, Severity
+from heuristics.result import HeuristicResult, Severity, rank_key
 from sparkscope.present.display import fmt_bytes, fmt_duration_ms, fmt_hours, fmt_seconds
 
 
@@ -53,15 +53,15 @@ def _cost(f: HeuristicResult) -> tuple[float, float]:
 def rank_findings(
     results: Iterable[HeuristicResult], by: str = "severity"
 ) -> list[HeuristicResult]:
-    """Findings to read first first. ``severity``: the worst first and, among equals, the
-    costliest (core-hours, then wall time); ``impact``: the costliest first whatever their
-    severity."""
+    """Findings to read first first. ``severity``: the worst first, then the worse pattern (a
+    capped SEVERE pattern before a LOW one), then the costliest (:func:`heuristics.result.rank_key`);
+    ``impact``: the costliest first (core-hours, then wall time) whatever their severity."""
+    if by != "impact":
+        return sorted(results, key=rank_key)
 
     def key(f: HeuristicResult) -> tuple[float, ...]:
         core_hours, wall = _cost(f)
-        if by == "impact":
-            return (-core_hours, -wall, -int(f.severity))
-        return (-int(f.severity), -core_hours, -wall)
+        return (-core_hours, -wall, -int(f.severity))
 
     return sorted(results, key=lambda f: (*key(f), f.name))
 

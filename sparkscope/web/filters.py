@@ -37,7 +37,8 @@ from sparkscope.present.display import (
     stage_duration_ms,
 )
 from sparkscope.present.sizing import fmt_deadline, point_sentence, size_conf, size_words
-from sparkscope.web.rows import stage_rows
+from sparkscope.redaction import redact_text
+from sparkscope.web.rows import plan_tree, stage_rows
 
 
 class _HasUnit(Protocol):
@@ -136,6 +137,7 @@ def register_filters(app: Flask) -> None:
         param_unit=param_unit,
         stage_duration=stage_duration_ms,
         stage_rows=stage_rows,
+        plan_tree=plan_tree,
         change_class=change_class,
         doc=render_doc,
         merge_args=merge_args,
@@ -147,6 +149,7 @@ def register_filters(app: Flask) -> None:
         change_lines=change_lines,
         finding_conf=finding_conf,
         finding_stages=finding_stages,
+        masked=redact_text,
     )
     app.jinja_env.globals.update(
         zip=zip,

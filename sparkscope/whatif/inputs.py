@@ -146,7 +146,7 @@ def facts_of(data: dict[str, Any]) -> RunFacts:
         driver_cores=driver_cores,
         driver_gb=(conf.driver_memory_bytes + conf.driver_overhead_bytes) / GIB,
         dynamic=(props.get("spark.dynamicAllocation.enabled") or "").strip().lower() == "true",
-        max_executors=int(max_exec) if max_exec.isdigit() else None,
+        max_executors=int(max_exec) if max_exec.isascii() and max_exec.isdigit() else None,
         input_bytes=int(data["input_bytes"]),
         duration_ms=int(data["duration"]),
     )
@@ -187,8 +187,8 @@ def build(data: dict[str, Any]) -> tuple[AppRun, RunFacts]:
         ]
     slowest = data["slowest"]
     out = []
-    for sid, att, _status, n, run_ms, sub, comp, input_bytes in ran:
-        quantiles, run_q, dur_q = dists[(sid, att)]
+    for sid, attempt, _status, n, run_ms, sub, comp, input_bytes in ran:
+        quantiles, run_q, dur_q = dists[(sid, attempt)]
         sub = int(sub if sub is not None else start)
         comp = int(comp if comp is not None else end)
         out.append(
@@ -199,7 +199,7 @@ def build(data: dict[str, Any]) -> tuple[AppRun, RunFacts]:
                 quantiles=quantiles,
                 run_q=run_q,
                 duration_q=dur_q or (),
-                slowest_ms=tuple(slowest.get((sid, att), ())),
+                slowest_ms=tuple(sorted(slowest.get((sid, attempt), ()), reverse=True)),
                 submitted_ms=sub,
                 completed_ms=comp,
                 input_bytes=input_bytes,

@@ -11,7 +11,7 @@ from sparkscope.db import make_engine
 
 
 def test_0015_fills_the_impact_from_the_findings_and_goes_back(fresh_db_url: str) -> None:
-    migrate.downgrade(fresh_db_url, "0010")
+    migrate.downgrade(fresh_db_url, "0011")
     engine = make_engine(fresh_db_url)
     with engine.begin() as c:
         c.execute(
@@ -46,7 +46,7 @@ def test_0015_fills_the_impact_from_the_findings_and_goes_back(fresh_db_url: str
     with engine.connect() as c:
         impact = dict(c.execute(text("SELECT id, impact_core_hours FROM application")).all())
     assert impact == {1: 4.0, 2: 0.0, 3: None}
-    migrate.downgrade(fresh_db_url, "0010")
+    migrate.downgrade(fresh_db_url, "0011")
     columns = {col["name"] for col in inspect(engine).get_columns("application")}
     assert "impact_core_hours" not in columns
     with engine.begin() as c:  # the name trigger still keeps the distinct names

@@ -75,9 +75,10 @@ def search() -> str:
     reg = registry()[0]
     names = tuple(e.name for e in reg.entries)
     titles = {e.name: e.title for e in reg.entries}
-    filters = parse_search(request.args, now_ms(), names)
+    per_page = current_app.config.get("PAGE_SIZE", 50)
+    filters = parse_search(request.args, now_ms(), names, per_page)
     session = get_session()
-    page = search_apps(session, filters, current_app.config.get("PAGE_SIZE", 50))
+    page = search_apps(session, filters, per_page)
     # Current query minus paging and quick range, to build the paging, sort and quick-range links.
     base_args = {k: v for k, v in request.args.items() if k in SEARCH_PARAMS and v and k != "page"}
     servers = session.scalars(select(HistoryServer.name).order_by(HistoryServer.name)).all()
