@@ -39,6 +39,7 @@ class WithConf:
     severity: Severity
     conf: Any = ()
     stages: Any = ()
+    pattern_severity: Severity | None = None
     title: str = "t"
     advice: str = ""
     impact: Impact | None = None

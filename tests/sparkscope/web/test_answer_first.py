@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import fields
 
 import pytest
 from flask.testing import FlaskClient
 from sqlalchemy.orm import Session
 
-from heuristics.result import HeuristicResult, Severity
+from heuristics.result import Severity
 from sparkscope.accounting import day_summary as summary
 from sparkscope.analysis.heuristics_config import load_heuristics
 from sparkscope.config.loader import BUNDLED_CONFIG_DIR
@@ -27,17 +26,6 @@ from tests.sparkscope.web.conftest import make_app
 XSS = "<script>alert(1)</script>"
 ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
 HOUR_MS = 3_600_000
-RESULT_FIELDS = {f.name for f in fields(HeuristicResult)}
-needs_conf = pytest.mark.xfail(
-    "conf" not in RESULT_FIELDS,
-    reason="results carry `conf` once the h19-heuristics branch lands",
-    strict=True,
-)
-needs_stages = pytest.mark.xfail(
-    "stages" not in RESULT_FIELDS,
-    reason="results carry `stages` once the h19-heuristics branch lands",
-    strict=True,
-)
 
 
 def _prediction(app: Application, verdict: str, changes: dict[str, object]) -> RunPrediction:
@@ -232,7 +220,6 @@ def test_no_conf_block_without_settings(client: FlaskClient) -> None:
     assert 'id="suggested-conf"' not in page(client, "/apps/app-quiet")
 
 
-@needs_conf
 def test_suggested_configuration_is_a_copyable_conf_block(client: FlaskClient) -> None:
     html = page(client, "/apps/app-bad")
     block = re.search(r'<pre class="conf" id="conf-text">(.*?)</pre>', html, re.S)
@@ -250,7 +237,6 @@ def test_suggested_configuration_is_a_copyable_conf_block(client: FlaskClient) -
     )
 
 
-@needs_stages
 def test_findings_link_the_stages_they_were_seen_in(client: FlaskClient) -> None:
     html = page(client, "/apps/app-bad")
     assert 'href="/apps/app-bad/stages/2/0?server=prod"' in html

@@ -1,10 +1,8 @@
 """A first look at the demo (`make run`): each sample application of demo/spark-events names the
 problem it was built to show in the verdict line under its title, and the healthy ones stay
-quiet (nothing above LOW). What each was built to show: /work/shared/spark-events/README.md.
-
-The gates of the production defaults silence several seconds-long problems until the heuristics
-report every pattern with a severity capped by its cost (issue 19, branch h19-heuristics); those
-cases are marked xfail(strict) and turn into passes, to unmark, when it lands.
+quiet (nothing above LOW). What each was built to show: the README of the spark-events corpus
+(demo/spark-events). Problems of a few seconds are named too: their severity is capped by their
+cost, not silenced.
 """
 
 from __future__ import annotations
@@ -29,10 +27,6 @@ TITLES = {
 }
 SKEW = {"stage_skew", "data_skew_groups"}
 FAILURES = {"job_failures", "stage_failures", "task_failures"}
-UNTIL_HEURISTICS = pytest.mark.xfail(
-    reason="silenced by a size gate until h19-heuristics lands (severity capped by cost)",
-    strict=True,
-)
 
 #: application id -> (name, the heuristics that name its problem).
 PROBLEMS = {
@@ -49,15 +43,6 @@ PROBLEMS = {
     "local-1795972047651": ("legacy_inventory_job", {"config"}),
     "local-1795972070675": ("tiny_partition_counter", {"task_granularity"}),
     "local-1795972104206": ("single_partition_scorer", {"task_granularity"}),
-}
-SILENCED = {
-    "local-1795971880926",
-    "local-1795971895128",
-    "local-1795971941689",
-    "local-1795971956289",
-    "local-1795971974630",
-    "local-1795971990438",
-    "local-1795972104206",
 }
 HEALTHY = {
     "local-1795971819513": "daily_sales_etl",
@@ -98,7 +83,7 @@ def verdict(client: FlaskClient, app_id: str) -> tuple[str, str, str, str]:
 
 @pytest.mark.parametrize(
     "app_id",
-    [pytest.param(a, marks=UNTIL_HEURISTICS) if a in SILENCED else a for a in PROBLEMS],
+    list(PROBLEMS),
 )
 def test_each_sample_names_its_problem_in_the_verdict_line(
     client: FlaskClient, app_id: str
