@@ -57,7 +57,7 @@ def store_documents(
     _update_applications(
         session,
         [
-            (pk, max((r["severity"] for r in results), default=0), *core[pk])
+            (pk, max((r["severity"] for r in results), default=0), *core[pk], impact_of(results))
             for pk, results in scored.items()
         ],
         fingerprint,
@@ -133,28 +133,49 @@ def _write_documents(session: Session, documents: dict[int, str], at: int) -> No
     )
 
 
+def impact_of(results: Sequence[dict[str, Any]]) -> float:
+    """An application's impact: the core-hours of its costliest finding above NONE (0 when none
+    has a cost). The largest, not the sum: two findings often count the same lost time."""
+    costs = (
+        (r.get("impact") or {}).get("core_hours") for r in results if r["severity"] > Severity.NONE
+    )
+    return max((float(c) for c in costs if c is not None), default=0.0)
+
+
 def _update_applications(
-    session: Session, rows: list[tuple[int, int, float | None, float | None]], fingerprint: str
+    session: Session,
+    rows: list[tuple[int, int, float | None, float | None, float]],
+    fingerprint: str,
 ) -> None:
-    """Set (worst severity, allocated and wasted core-hours) and the fingerprint per application."""
+    """Set (worst severity, allocated and wasted core-hours, impact) and the fingerprint per
+    application."""
     if is_postgres(session):
         # One statement for the batch (psycopg2's executemany would send one per application),
         # touching only the rows that change.
-        pks, worst, alloc, waste = (list(col) for col in zip(*rows, strict=True))
+        pks, worst, alloc, waste, impact = (list(col) for col in zip(*rows, strict=True))
         session.execute(
             text(
                 "UPDATE application AS a SET worst_severity = v.worst, "
                 "analysis_fingerprint = :fp, allocated_core_hours = v.alloc, "
-                "wasted_core_hours = v.waste "
+                "wasted_core_hours = v.waste, impact_core_hours = v.impact "
                 "FROM unnest(CAST(:pks AS integer[]), CAST(:worst AS integer[]), "
-                "CAST(:alloc AS double precision[]), CAST(:waste AS double precision[])) "
-                "AS v(id, worst, alloc, waste) WHERE a.id = v.id AND ("
+                "CAST(:alloc AS double precision[]), CAST(:waste AS double precision[]), "
+                "CAST(:impact AS double precision[])) "
+                "AS v(id, worst, alloc, waste, impact) WHERE a.id = v.id AND ("
                 "a.analysis_fingerprint IS DISTINCT FROM :fp "
                 "OR a.worst_severity IS DISTINCT FROM v.worst "
                 "OR a.allocated_core_hours IS DISTINCT FROM v.alloc "
-                "OR a.wasted_core_hours IS DISTINCT FROM v.waste)"
+                "OR a.wasted_core_hours IS DISTINCT FROM v.waste "
+                "OR a.impact_core_hours IS DISTINCT FROM v.impact)"
             ),
-            {"fp": fingerprint, "pks": pks, "worst": worst, "alloc": alloc, "waste": waste},
+            {
+                "fp": fingerprint,
+                "pks": pks,
+                "worst": worst,
+                "alloc": alloc,
+                "waste": waste,
+                "impact": impact,
+            },
         )
         return
     table = cast(Table, Application.__table__)
@@ -166,10 +187,11 @@ def _update_applications(
             analysis_fingerprint=fingerprint,
             allocated_core_hours=bindparam("b_alloc"),
             wasted_core_hours=bindparam("b_waste"),
+            impact_core_hours=bindparam("b_impact"),
         ),
         [
-            {"b_pk": pk, "b_worst": worst, "b_alloc": alloc, "b_waste": waste}
-            for pk, worst, alloc, waste in rows
+            {"b_pk": pk, "b_worst": worst, "b_alloc": alloc, "b_waste": waste, "b_impact": impact}
+            for pk, worst, alloc, waste, impact in rows
         ],
     )
 

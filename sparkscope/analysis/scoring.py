@@ -33,6 +33,7 @@ from heuristics.result import HeuristicResult
 from sparkscope.accounting.resources import core_hours
 from sparkscope.analysis.inputs import load_inputs
 from sparkscope.analysis.results import (
+    impact_of,
     parse_document,
     previous_digests,
     record_config,
@@ -109,6 +110,7 @@ def score_new(app: AppData, registry: Registry) -> Scored:
         "analysis_fingerprint": registry.fingerprint,
         "allocated_core_hours": allocated,
         "wasted_core_hours": wasted,
+        "impact_core_hours": impact_of(results),
     }
     return Scored(results, orjson.dumps(results).decode(), columns)
 

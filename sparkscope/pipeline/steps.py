@@ -122,7 +122,7 @@ class Prepared:
         """The application row's analysis columns: worst severity and the heuristics config's
         fingerprint (None when not scored), and its core-hours when scored."""
         if self.scored is None:
-            return {"worst_severity": None, "analysis_fingerprint": None}
+            return {"worst_severity": None, "analysis_fingerprint": None, "impact_core_hours": None}
         return self.scored.columns
 
 

@@ -20,6 +20,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from sparkscope.advisor.predict import classaware, rolling, verdict
+from sparkscope.advisor.predict.changes import finding_changes, what_changed
 from sparkscope.advisor.predict.features import recurring_key
 from sparkscope.advisor.predict.rolling import PredictedRun
 from sparkscope.config.loader import PredictionConfig
@@ -31,8 +32,8 @@ from sparkscope.prediction.runs import (
     RunRow,
     StoredRun,
     earlier_features,
+    findings_of,
     load_runs,
-    new_findings,
     stored_runs,
 )
 from sparkscope.prediction.server_models import class_model, pools
@@ -73,7 +74,9 @@ def refresh_session(
         .where(
             Application.server_id == server_id,
             (RunPrediction.application_id.is_(None))
-            | (RunPrediction.fetched_at_ms != Application.fetched_at_ms),
+            | (RunPrediction.fetched_at_ms != Application.fetched_at_ms)
+            # stored before "what changed" was kept (migration 0015): computed once more
+            | (RunPrediction.changes.is_(None)),
         )
     ).all()
     first_dirty: dict[str, int] = {}
@@ -153,6 +156,16 @@ def _refresh_key(
     todo = [i for i, r in enumerate(runs) if r.start >= since or r.features is not None]
     class_pred = model.predict(X[todo]) if model is not None and todo else None
     extras = dict(zip(todo, class_pred, strict=True)) if class_pred is not None else {}
+    # Each computed run against the latest successful run before it (its findings, one query).
+    previous_good: dict[int, StoredRun | None] = {}
+    latest: StoredRun | None = None
+    for i, r in enumerate(runs):
+        previous_good[i] = latest
+        latest = r if r.good else latest
+    found = findings_of(
+        session,
+        [pk for i in todo for pk in (runs[i].pk, getattr(previous_good[i], "pk", None)) if pk],
+    )
     for i, r in enumerate(runs):
         if r.start < since and r.features is None:
             points.append(r.point)
@@ -170,13 +183,25 @@ def _refresh_key(
             prediction_config.min_history,
             prediction_config.margin,
         )
-        causes: list[str] = []
-        if v == "regression" and r.features is not None:
-            causes = verdict.causes(r.features, earlier_features(session, runs, i))
-            good = [q.pk for q in runs[:i] if q.good]
-            causes += new_findings(session, r.pk, good[-1:])
-            causes += plan_changes(session, r.pk, good[-5:])
         assert r.features is not None
+        earlier = earlier_features(session, runs, i)
+        before = previous_good[i]
+        before_found = None if before is None else found.get(before.pk, set())
+        changes = {
+            "against": None
+            if before is None
+            else {"application_id": before.pk, "runs": len(earlier)},
+            "items": what_changed(r.features, earlier)
+            + finding_changes(found.get(r.pk, set()), before_found),
+        }
+        causes: list[str] = []
+        if v == "regression":
+            causes = verdict.causes(r.features, earlier)
+            if before_found is not None:
+                causes += [
+                    f"new finding: {h}" for h in sorted(found.get(r.pk, set()) - before_found)
+                ]
+            causes += plan_changes(session, r.pk, [q.pk for q in runs[:i] if q.good][-5:])
         session.add(
             RunPrediction(
                 application_id=r.pk,
@@ -200,6 +225,7 @@ def _refresh_key(
                 verdict=v,
                 excess_pct=_num(excess),
                 causes=causes,
+                changes=changes,
                 computed_at_ms=at,
             )
         )

@@ -307,15 +307,15 @@ def earlier_features(session: Session, runs: list[StoredRun], i: int) -> list[Ru
     return [r.features for r in chosen if r.features is not None]
 
 
-def new_findings(session: Session, app_pk: int, previous: list[int]) -> list[str]:
-    """Heuristics that found something in this run but not in the previous successful one."""
-    if not previous:
-        return []
-    rows = session.execute(
-        select(AnalysisResult.application_id, AnalysisResult.heuristic).where(
-            AnalysisResult.application_id.in_([app_pk, *previous])
-        )
-    ).all()
-    now = {h for a, h in rows if a == app_pk}
-    before = {h for a, h in rows if a != app_pk}
-    return [f"new finding: {h}" for h in sorted(now - before)]
+def findings_of(session: Session, application_pks: Sequence[int]) -> dict[int, set[str]]:
+    """The heuristics that found something (above NONE) in each of these runs."""
+    out: dict[int, set[str]] = defaultdict(set)
+    pks = sorted(set(application_pks))
+    for i in range(0, len(pks), 1000):
+        for pk, heuristic in session.execute(
+            select(AnalysisResult.application_id, AnalysisResult.heuristic).where(
+                AnalysisResult.application_id.in_(pks[i : i + 1000])
+            )
+        ):
+            out[pk].add(heuristic)
+    return out

@@ -20,6 +20,10 @@ _ASCII_INT = re.compile(r"[0-9]{1,18}")
 VERDICTS = ("regression", "improvement", "normal", "insufficient_history")
 SINCE_MS = {"1h": 3_600_000, "1d": 86_400_000, "7d": 7 * 86_400_000, "30d": 30 * 86_400_000}
 
+#: How search's `severity` reads: the worst severity at least it (the default) or exactly it
+#: (`severity_mode=exactly`, which also takes `severity=unknown`: not analysed yet).
+SEVERITY_MODES = ("at_least", "exactly")
+
 SEARCH_PARAMS = (
     "app_id",
     "name",
@@ -32,7 +36,9 @@ SEARCH_PARAMS = (
     "end_to",
     "since",
     "severity",
+    "severity_mode",
     "heuristic",
+    "verdict",
     "sort",
     "order",
     "page",
@@ -126,6 +132,11 @@ def parse_search(
         if since not in SINCE_MS:
             raise bad("since", f"{since!r} is not one of {', '.join(SINCE_MS)}")
         start_from = now_ms - SINCE_MS[since]
+    exactly = parse_choice(args, "severity_mode", SEVERITY_MODES, "at_least") == "exactly"
+    if exactly and text(args, "severity", 20) == "unknown":
+        severity: int | None = -1  # not analysed yet
+    else:
+        severity = parse_severity(args)
     heuristic = text(args, "heuristic", 64)
     if heuristic is not None and heuristics is not None and heuristic not in heuristics:
         raise bad("heuristic", f"{heuristic!r} is not a known heuristic")
@@ -139,7 +150,8 @@ def parse_search(
         start_to_ms=parse_time_ms(args, "start_to", end_of_day=True),
         end_from_ms=parse_time_ms(args, "end_from"),
         end_to_ms=parse_time_ms(args, "end_to", end_of_day=True),
-        min_severity=parse_severity(args),
+        min_severity=None if exactly else severity,
+        exact_severity=severity if exactly else None,
         heuristic=heuristic,
         verdict=parse_choice(args, "verdict", VERDICTS, "") or None,
         sort=parse_choice(args, "sort", SORT_KEYS, "start"),

@@ -50,6 +50,8 @@ def row_json(r: AppRow) -> dict[str, Any]:
         "end_time_ms": r.end_time_ms,
         "duration_ms": r.duration_ms,
         "worst_severity": severity_name(r.worst_severity),
+        "impact_core_hours": r.impact_core_hours,
+        "wasted_core_hours": r.wasted_core_hours,
         "url": app_link(r.app_id, r.server, r.attempt_id),
         "findings": [
             {"heuristic": b.heuristic, "severity": severity_name(b.severity), "title": b.title}
@@ -104,7 +106,20 @@ def detail_json(d: AppDetail) -> dict[str, Any]:
         "shs_url": d.shs_url,
         "metrics": {m.key: getattr(a, m.key) for m in APP_METRICS},
         "key_config": dict(d.key_config),
+        "verdict": None
+        if d.verdict is None
+        else {
+            "heuristic": d.verdict.heuristic,
+            "severity": severity_name(d.verdict.severity),
+            "title": d.verdict.title,
+            "cost": d.verdict.cost,
+            "fix": d.verdict.fix,
+            "conf": [list(pair) for pair in d.verdict.conf],
+        },
         "findings": [finding_json(f) for f in d.findings],
+        "suggested_conf": [
+            {"key": c.key, "value": c.value, "heuristics": list(c.heuristics)} for c in d.conf
+        ],
         "resources": d.resources,
         "previous_run": None
         if d.previous is None

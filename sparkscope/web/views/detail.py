@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, abort, render_template, request
 
-from sparkscope.prediction.reads import app_prediction, prediction_line
+from sparkscope.prediction.reads import app_prediction, prediction_line, run_changes
 from sparkscope.queries.detail import app_detail, app_metrics
 from sparkscope.queries.sql import app_queries
 from sparkscope.web.params import parse_choice, parse_int, text
@@ -46,6 +46,7 @@ def app_page(app_id: str | None) -> str:
         stage_limit=STAGE_PAGE if all_stages else STAGE_LIMIT,
         stage_offset=(stage_page - 1) * STAGE_PAGE if all_stages else None,
     )
+    prediction = app_prediction(get_session(), app.id)
     return render_template(
         "detail/app.html",
         d=detail,
@@ -56,5 +57,7 @@ def app_page(app_id: str | None) -> str:
         stage_page_size=STAGE_PAGE,
         metrics=app_metrics(app),
         titles={e.name: e.title for e in reg.entries},
-        prediction=prediction_line(app_prediction(get_session(), app.id)),
+        prediction=prediction_line(prediction),
+        prediction_verdict=prediction.verdict if prediction else None,
+        changes=run_changes(get_session(), prediction),
     )
