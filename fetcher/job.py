@@ -22,6 +22,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from fetcher import loader, watermark
+from fetcher.eventlog.source import EventLogSource
 from fetcher.listing import Plan, plan
 from fetcher.options import FetchOptions, ServerResult
 from fetcher.parse.app import AppBundle
@@ -61,7 +62,8 @@ def run_server(
     started = time.perf_counter()
     pipeline = pipeline or Pipeline()
     result = ServerResult(server=server.name)
-    client = make_client(server, fcfg)
+    logs = EventLogSource(server, fcfg) if server.event_logs else None
+    client: ShsClient | EventLogSource = logs or make_client(server, fcfg)
     redaction = re.compile(fcfg.redaction_regex)
     with factory() as session, session.begin():
         server_id = loader.ensure_server(session, server.name, server.url)
@@ -73,7 +75,16 @@ def run_server(
     crashed: str | None = None
     try:
         try:
-            todo = plan(factory, client, server_id, fcfg, opts, result)
+            if logs is not None:
+                todo = Plan(
+                    logs.plan(factory, server_id, fcfg, opts, result),
+                    fetch=logs.fetch,
+                    loaded=logs.loaded,
+                    failed=logs.failed,
+                )
+            else:
+                assert isinstance(client, ShsClient)
+                todo = plan(factory, client, server_id, fcfg, opts, result)
         except ShsError as exc:
             result.unreachable = str(exc)
             log.error("%s: cannot list applications: %s", server.name, exc)
@@ -93,7 +104,7 @@ def run_server(
 
 def _fetch_and_load(
     factory: sessionmaker[Session],
-    client: ShsClient,
+    client: ShsClient | EventLogSource,
     server_id: int,
     fcfg: FetcherConfig,
     opts: FetchOptions,
@@ -116,7 +127,8 @@ def _fetch_and_load(
             entry = next(queue, None)
             if entry is None:
                 return
-            pending[pool.submit(fetch_app, client, entry, fcfg, redaction)] = entry
+            fetch: Callable[..., AppBundle] = todo.fetch or fetch_app
+            pending[pool.submit(fetch, client, entry, fcfg, redaction)] = entry
 
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="shs") as pool:
         submit_more(pool)
@@ -128,7 +140,7 @@ def _fetch_and_load(
                 advance = frontier.advance_if_done(entry.key) if frontier else None
                 error = _fetch_error(fut, result)
                 if error is None and fut.exception() is None:
-                    error = _load(factory, server_id, fut.result(), pipeline, advance)
+                    error = _load(factory, server_id, fut.result(), pipeline, advance, todo.loaded)
                 elif error is None:
                     continue  # the server went away: neither loaded nor a failure of this app
                 done += 1
@@ -138,7 +150,7 @@ def _fetch_and_load(
                 else:
                     result.failed.append((entry.app_id, error))
                     log.warning("failed %s: %s", entry.app_id, error)
-                    if not _record_failure(factory, server_id, entry, error, advance):
+                    if not _record_failure(factory, server_id, entry, error, advance, todo.failed):
                         continue
                 if frontier is not None:
                     frontier.done(entry.key)
@@ -172,12 +184,15 @@ def _load(
     bundle: AppBundle,
     pipeline: Pipeline,
     advance: Advance | None,
+    loaded: Callable[[Session, int, int, AppBundle], None] | None = None,
 ) -> str | None:
     """Load one application and run the pipeline's per-application steps on it, in one
-    transaction; return an error text or None."""
+    transaction (with what its source writes beside it); return an error text or None."""
     try:
         with factory() as session, session.begin():
             app_pk, replaced = loader.load_application(session, server_id, bundle)
+            if loaded is not None:
+                loaded(session, server_id, app_pk, bundle)
             pipeline.after_load(session, server_id, app_pk, bundle, replaced)
             watermark.apply(session, server_id, advance)
     except SQLAlchemyError as exc:
@@ -194,6 +209,7 @@ def _record_failure(
     entry: AppEntry,
     error: str,
     advance: Advance | None,
+    failed: Callable[[Session, int, AppEntry], None] | None = None,
 ) -> bool:
     """Record one app's failure (and the watermark it allows); False if that failed too."""
     try:
@@ -201,6 +217,8 @@ def _record_failure(
             count = loader.record_failure(
                 session, server_id, entry.app_id, entry.attempt_id, error, entry.last_updated_ms
             )
+            if failed is not None:
+                failed(session, server_id, entry)
             watermark.apply(session, server_id, advance)
         log.debug("%s has failed %d time(s)", entry.app_id, count)
     except SQLAlchemyError:

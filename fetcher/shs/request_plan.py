@@ -9,7 +9,7 @@ pin its tasks, and the failed tasks of each stage that had some.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Protocol
 
 from fetcher.parse.app import AppBundle, parse_environment, parse_executors, parse_jobs
 from fetcher.parse.entry import AppEntry
@@ -31,8 +31,17 @@ TAIL_MIN_SHARE = 0.01
 TAIL_MAX_STAGES = 50
 
 
+class JsonSource(Protocol):
+    """What the plan needs of its client: :class:`ShsClient`, or another source answering the
+    same requests (an event log replayed, :mod:`fetcher.eventlog.client`)."""
+
+    def get_json(self, request: endpoints.Request, mark_hostile: bool = False) -> Any:
+        """The decoded body of one request; ShsError (ShsNotFound for a 404) when it fails."""
+        ...
+
+
 def fetch_app(
-    client: ShsClient, entry: AppEntry, fcfg: FetcherConfig, redaction: re.Pattern[str]
+    client: ShsClient | JsonSource, entry: AppEntry, fcfg: FetcherConfig, redaction: re.Pattern[str]
 ) -> AppBundle:
     """All requests for one application, back to back; parsed into an AppBundle."""
     app, att = entry.app_id, entry.attempt_id

@@ -46,6 +46,18 @@ def server_for_url(url: str, fcfg: FetcherConfig | None = None) -> ServerConfig:
     return ServerConfig(name=name, url=url.rstrip("/"))
 
 
+def server_for_event_logs(location: str) -> ServerConfig:
+    """An event-log source that is not in the config, named after its folder (or URL)."""
+    parts = urlsplit(location)
+    if len(parts.scheme) > 1 and parts.scheme != "file":
+        name = location.rstrip("/")
+    else:
+        path = Path(parts.path if parts.scheme == "file" else location).expanduser().resolve()
+        location = str(path)
+        name = f"eventlogs:{path.name or path}"
+    return ServerConfig(name=name, url=location, event_logs=location)
+
+
 def parse_since(text: str) -> int:
     """An ISO date or date-time (UTC unless it says otherwise) -> epoch ms."""
     try:
@@ -57,7 +69,13 @@ def parse_since(text: str) -> int:
     return int(dt.timestamp() * 1000)
 
 
-def _servers(config: Config, names: tuple[str, ...], url: str | None) -> list[ServerConfig]:
+def _servers(
+    config: Config, names: tuple[str, ...], url: str | None, event_logs: str | None = None
+) -> list[ServerConfig]:
+    if url and event_logs:
+        raise ConfigError(None, "--url/--event-logs", "pass one of them, not both")
+    if event_logs:
+        return [server_for_event_logs(event_logs)]
     if url:
         return [server_for_url(url)]
     if names:
@@ -98,6 +116,11 @@ def _progress(enabled: bool) -> Any:
     help="Configured server name (repeatable; default: all).",
 )
 @click.option("--url", help="Fetch from a server not in the config (URL, folder or file:// URL).")
+@click.option(
+    "--event-logs",
+    "event_logs",
+    help="Read the Spark event logs of this folder (or fsspec URL) instead of a History Server.",
+)
 @click.option("--since", help="Backfill: apps that ended at or after this ISO time (UTC).")
 @click.option(
     "--backfill", is_flag=True, help="List the whole history and load every app still missing."
@@ -120,6 +143,7 @@ def fetch(
     config: Config,
     server_names: tuple[str, ...],
     url: str | None,
+    event_logs: str | None,
     since: str | None,
     backfill: bool,
     reconcile: bool,
@@ -134,6 +158,7 @@ def fetch(
 
     Exit codes: 0 all loaded, 1 some apps failed, 2 usage/config error, 3 server unreachable.
     """
+    from fetcher.eventlog.read.fs import is_url
     from fetcher.job import run_server
     from fetcher.lock import FetchLocked, fetch_lock
     from fetcher.options import FetchOptions
@@ -145,10 +170,15 @@ def fetch(
     from sparkscope.pipeline.steps import Pipeline
 
     try:
-        servers = _servers(config, server_names, url)
+        servers = _servers(config, server_names, url, event_logs)
     except ConfigError as exc:
         fail_usage(f"config error: {exc}")
     for s in servers:
+        if s.event_logs and not is_url(s.event_logs) and not Path(s.url).is_dir():
+            where = "" if event_logs else f"server {s.name}: "
+            fail_usage(f"{where}the event-log folder {s.url} does not exist")
+        if s.event_logs:
+            continue
         if is_local_source(s.url) and not local_source_path(s.url).is_dir():
             where = "" if url else f"server {s.name}: "
             fail_usage(f"{where}the folder {local_source_path(s.url)} does not exist")

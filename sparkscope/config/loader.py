@@ -18,6 +18,7 @@ from sparkscope import assets
 from sparkscope.config.parsing import (
     ConfigError,
     boolean,
+    event_log_location,
     non_negative_int,
     non_negative_number,
     optional_number,
@@ -55,6 +56,9 @@ class ServerConfig:
     connect_timeout_s: float = 5.0
     read_timeout_s: float = 60.0
     request_deadline_s: float = 300.0
+    #: a folder or fsspec URL of Spark event logs read directly instead of a History Server
+    #: (``url`` then names the same location)
+    event_logs: str | None = None
 
 
 @dataclass(frozen=True)
@@ -176,6 +180,7 @@ _SERVER_KEYS: dict[str, Callable[[Any], Any]] = {
     "connect_timeout_s": non_negative_number,
     "read_timeout_s": non_negative_number,
     "request_deadline_s": non_negative_number,
+    "event_logs": event_log_location,
 }
 _TOP_KEYS = {"database_url", "data_dir", "heuristics_path", "servers", *_SECTIONS}
 
@@ -199,9 +204,17 @@ def _servers(raw: Any, file: str | None) -> tuple[ServerConfig, ...]:
         if not isinstance(item, Mapping):
             raise ConfigError(file, path, "expected a mapping with name and url")
         values = parse_keys(item, _SERVER_KEYS, path, file)
+        if "event_logs" in values:
+            if "url" in values:
+                raise ConfigError(
+                    file,
+                    f"{path}.url",
+                    "a server reads a History Server url or event_logs, not both",
+                )
+            values["url"] = values["event_logs"]
         for required in ("name", "url"):
             if required not in values:
-                raise ConfigError(file, f"{path}.{required}", "missing")
+                raise ConfigError(file, f"{path}.{required}", "missing (or event_logs)")
         if any(s.name == values["name"] for s in servers):
             raise ConfigError(file, f"{path}.name", f"duplicate server name {values['name']!r}")
         servers.append(ServerConfig(**values))

@@ -97,6 +97,15 @@ def server_url(value: Any) -> str:
     return url
 
 
+def event_log_location(value: Any) -> str:
+    """A folder, ``file://`` URL or any other URL of event logs (an fsspec URL such as s3://,
+    gs://, abfs://, hdfs://; its driver is checked when the logs are read)."""
+    url = string(value).strip()
+    if url.rstrip("/") == "":
+        raise ValueError(f"expected a folder or a URL of event logs, got {value!r}")
+    return url.rstrip("/") if "://" not in url or url.split("://", 1)[1].strip("/") else url
+
+
 def parse_keys(
     raw: Mapping[str, Any], parsers: Mapping[str, Any], path: str, file: str | None
 ) -> dict[str, Any]:

@@ -48,6 +48,12 @@ SETTINGS: tuple[Setting, ...] = (
         "Base URL of the History Server (`http(s)://host:18080`), a folder or "
         "`file://` URL recorded with `sparkscope dump`.",
     ),
+    Setting(
+        "servers[].event_logs",
+        None,
+        "Instead of `url`: a folder or fsspec URL (`s3://`, `gs://`, `abfs://`, `hdfs://`) of "
+        "Spark event logs, read directly (docs/eventlogs.md).",
+    ),
     Setting("servers[].verify_tls", True, "Verify the server's TLS certificate."),
     Setting("servers[].ca_bundle", None, "Path to a CA bundle used to verify TLS."),
     Setting("servers[].connect_timeout_s", 5.0, "Seconds to wait for a TCP connection."),

@@ -13,11 +13,14 @@ from sparkscope.models.application import (
     StageTaskDistribution,
     Task,
 )
+from sparkscope.models.eventlog import StageParent, StageTaskTimes
 
 APP_CHILD_TABLES = (
     AnalysisInput,
     Analysis,
     AnalysisResult,
+    StageTaskTimes,
+    StageParent,
     Task,
     StageExecutor,
     StageTaskDistribution,
