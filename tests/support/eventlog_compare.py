@@ -28,8 +28,8 @@ from urllib.parse import parse_qsl, unquote
 
 from fetcher.eventlog.app import ReplayedApp, replay_source
 from fetcher.eventlog.listing import listing
-from fetcher.eventlog.read.files import LogSource, discover
 from fetcher.eventlog.params import BadRequest, NotFound
+from fetcher.eventlog.read.files import LogSource, discover
 
 
 class FolderLogs:
