@@ -67,6 +67,7 @@ class EventLogSource:
         self.bytes = 0
         self._lock = threading.Lock()
         self._logs: dict[tuple[str, str], LogSource] = {}
+        self._planned_as: dict[str, tuple[str, str]] = {}  # log path -> the key it was planned by
         self._fs: LogFS | None = None
         self._root = ""
 
@@ -167,6 +168,7 @@ class EventLogSource:
                 result.skipped += 1
                 continue
             self._logs[entry.key] = src
+            self._planned_as[src.path] = entry.key
             todo.append(entry)
         return todo
 
@@ -187,6 +189,16 @@ class EventLogSource:
         """In the application's load transaction: its extras and the log's watermark row."""
         assert isinstance(bundle, LogBundle)
         store_extras(session, app_pk, bundle)
+        planned = self._planned_as.get(bundle.log_path)
+        if planned is not None and planned != bundle.entry.key:
+            # failures were recorded under the ids the log's name gave; the events' ids win
+            session.execute(
+                delete(FetchFailure).where(
+                    FetchFailure.server_id == server_id,
+                    FetchFailure.app_id == planned[0],
+                    FetchFailure.attempt_id == planned[1],
+                )
+            )
         mark_log(
             session,
             server_id,
