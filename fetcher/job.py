@@ -52,9 +52,12 @@ def run_server(
     opts: FetchOptions,
     pipeline: Pipeline | None = None,
     progress: Progress | None = None,
+    logs: EventLogSource | None = None,
 ) -> ServerResult:
     """Fetch new and changed completed applications of one server into the database, each with
     the per-application steps of ``pipeline`` (default: no findings stored, default settings).
+    ``logs``: the event-log source of an ``event_logs`` server, when the caller brings its own
+    (``ingest --spark`` reads the logs on a cluster).
 
     The run's ``fetch_run`` row is finished whatever happens (an error, Ctrl-C): only a killed
     process leaves it ``running``, and :func:`close_interrupted_runs` closes it at the next run.
@@ -62,7 +65,8 @@ def run_server(
     started = time.perf_counter()
     pipeline = pipeline or Pipeline()
     result = ServerResult(server=server.name)
-    logs = EventLogSource(server, fcfg) if server.event_logs else None
+    if logs is None and server.event_logs:
+        logs = EventLogSource(server, fcfg)
     client: ShsClient | EventLogSource = logs or make_client(server, fcfg)
     redaction = re.compile(fcfg.redaction_regex)
     with factory() as session, session.begin():
