@@ -6,13 +6,21 @@ Each one can be run alone with its own options:
   python -m benchmarks.web_bench --help       web: p50/p95 latency of every page on a 100,000-application fleet
   python -m benchmarks.predict_bench --help   predictions: fetch-time cost per new run, backtest over a fleet
   python -m benchmarks.whatif_bench --help    what-if: accuracy on the scaling corpus, sizing, curve latency
+  python -m benchmarks.eventlog_bench --help  event logs: equivalence with a real SHS, speed ratio, CPU/app, memory
 """
 
 from __future__ import annotations
 
 import sys
 
-from benchmarks import fetch_bench, predict_bench, rescore_bench, web_bench, whatif_bench
+from benchmarks import (
+    eventlog_bench,
+    fetch_bench,
+    predict_bench,
+    rescore_bench,
+    web_bench,
+    whatif_bench,
+)
 
 
 def main() -> int:
@@ -23,6 +31,7 @@ def main() -> int:
         ("web", web_bench.main),
         ("predictions", predict_bench.main),
         ("what-if", whatif_bench.main),
+        ("event logs", eventlog_bench.main),
     ):
         print(f"== {name} ==", flush=True)
         code = run([])
