@@ -91,9 +91,7 @@ def _fetch(db_url: str, server: Any, threads: int) -> tuple[Any, float, float]:
     factory = make_sessionmaker(engine)
     pipeline = Pipeline(registry=registry)
     cpu, wall = time.process_time(), time.perf_counter()
-    result = run_server(
-        factory, server, FetcherConfig(threads=threads, retries=0), FetchOptions(), pipeline
-    )
+    result = run_server(factory, server, FetcherConfig(threads=threads), FetchOptions(), pipeline)
     pipeline.complete(factory)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     engine.dispose()
@@ -117,7 +115,8 @@ def equivalence(shared: Path, corpora: list[str], port: int, threads: int) -> in
         urls = [_new_db(pg), _new_db(pg)]
         try:
             with running_shs(logs, port=port, expect_apps=n, timeout_s=300) as base:
-                shs, shs_wall, _ = _fetch(urls[0], ServerConfig(name="shs", url=base), threads)
+                shs_server = ServerConfig(name="shs", url=base, read_timeout_s=600)
+                shs, shs_wall, _ = _fetch(urls[0], shs_server, threads)
             ev, ev_wall, ev_cpu = _fetch(
                 urls[1], ServerConfig(name="logs", url=str(logs), event_logs=str(logs)), threads
             )

@@ -46,18 +46,6 @@ def server_for_url(url: str, fcfg: FetcherConfig | None = None) -> ServerConfig:
     return ServerConfig(name=name, url=url.rstrip("/"))
 
 
-def server_for_event_logs(location: str) -> ServerConfig:
-    """An event-log source that is not in the config, named after its folder (or URL)."""
-    parts = urlsplit(location)
-    if len(parts.scheme) > 1 and parts.scheme != "file":
-        name = location.rstrip("/")
-    else:
-        path = Path(parts.path if parts.scheme == "file" else location).expanduser().resolve()
-        location = str(path)
-        name = f"eventlogs:{path.name or path}"
-    return ServerConfig(name=name, url=location, event_logs=location)
-
-
 def parse_since(text: str) -> int:
     """An ISO date or date-time (UTC unless it says otherwise) -> epoch ms."""
     try:
@@ -75,6 +63,8 @@ def _servers(
     if url and event_logs:
         raise ConfigError(None, "--url/--event-logs", "pass one of them, not both")
     if event_logs:
+        from sparkscope.cli.ingest import server_for_event_logs
+
         return [server_for_event_logs(event_logs)]
     if url:
         return [server_for_url(url)]

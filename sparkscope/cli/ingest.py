@@ -6,14 +6,28 @@ import logging
 import os
 import sys
 import time
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import click
 
 from sparkscope.cli.common import EXIT_SOME_FAILED, EXIT_UNREACHABLE, fail_usage, pass_config
-from sparkscope.config.loader import Config
+from sparkscope.config.loader import Config, ServerConfig
 
 log = logging.getLogger("sparkscope.fetch")
+
+
+def server_for_event_logs(location: str) -> ServerConfig:
+    """An event-log source that is not in the config, named after its folder (or URL)."""
+    parts = urlsplit(location)
+    if len(parts.scheme) > 1 and parts.scheme != "file":
+        name = location.rstrip("/")
+    else:
+        path = Path(parts.path if parts.scheme == "file" else location).expanduser().resolve()
+        location = str(path)
+        name = f"eventlogs:{path.name or path}"
+    return ServerConfig(name=name, url=location, event_logs=location)
 
 
 @click.command()
@@ -57,7 +71,6 @@ def ingest(
     from fetcher.runs import close_interrupted_runs
     from sparkscope import migrate
     from sparkscope.analysis.heuristics_config import load_heuristics
-    from sparkscope.cli.fetch import server_for_event_logs
     from sparkscope.db import make_engine, make_sessionmaker
     from sparkscope.pipeline.steps import Pipeline
 
