@@ -206,7 +206,8 @@ def build(data: dict[str, Any]) -> tuple[AppRun, RunFacts]:
         ]
     slowest = data["slowest"]
     every = data.get("tasks") or {}
-    stage_job = data.get("stage_job") or {}
+    parents = data.get("parents") or {}
+    stage_job = (data.get("stage_job") or {}) if parents else {}  # used with the real DAG only
     out = []
     for sid, att, _status, n, run_ms, sub, comp, input_bytes in ran:
         quantiles, run_q, dur_q = dists[(sid, att)]
@@ -236,7 +237,7 @@ def build(data: dict[str, Any]) -> tuple[AppRun, RunFacts]:
         cores=facts.cores,
         stages=tuple(out),
         dynamic=facts.dynamic,
-        parents={int(k): list(v) for k, v in (data.get("parents") or {}).items()},
+        parents={int(k): list(v) for k, v in parents.items()},
     )
     return run, facts
 
