@@ -191,3 +191,26 @@ def test_fetch_event_logs_command_exit_codes_and_summary(tmp_path: Path) -> None
     assert out.returncode == 2 and "does not exist" in out.stderr + out.stdout
     out = _cli(["--event-logs", str(logs), "--url", "http://127.0.0.1:9"], tmp_path)
     assert out.returncode == 2
+
+
+def test_fsspec_local_filesystem_stores_what_the_plain_folder_stores(
+    factory: sessionmaker[Session], tmp_path: Path
+) -> None:
+    """The same logs through fsspec's local driver (``local://``) and as a plain folder: the
+    same applications with the same times (the two readers see the same sizes and mtimes)."""
+    pytest.importorskip("fsspec")
+    for p in LOGS[:2]:
+        _copy(p, tmp_path)
+    r = _fetch(factory, f"local://{tmp_path}")
+    assert (r.loaded, r.failed) == (2, [])
+    via_fsspec = _apps(factory)
+    with factory() as s:
+        marks = dict(s.execute(select(EventLogFile.path, EventLogFile.size)).all())
+    from fetcher.eventlog.read.files import open_log
+
+    for path, size in marks.items():
+        assert open_log(path).size == size
+    assert via_fsspec == {
+        p.name.removeprefix("eventlog_v2_"): open_log(str(tmp_path / p.name)).modification_time_ms
+        for p in LOGS[:2]
+    }
