@@ -19,6 +19,7 @@ from sparkscope.db import make_engine
 from sparkscope.models.app_rows import APP_CHILD_TABLES
 from sparkscope.models.application import Application
 from sparkscope.models.eventlog import StageParent, StageTaskTimes
+from sparkscope.models.predictions import RunPrediction
 
 #: Columns that differ by nature between the two sources, and why.
 KNOWN_DIFFERENCES: dict[str, str] = {
@@ -29,8 +30,13 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "(equal when the SHS serves the same files)",
     "application.raw": "the listing entry, which holds lastUpdated (above)",
     "analysis.analyzed_at_ms": "when each was scored",
+    "run_prediction.server_id": "surrogate key of each database",
+    "run_prediction.fetched_at_ms": "when each was loaded",
+    "run_prediction.computed_at_ms": "when each was predicted",
 }
 EXTRA_TABLES = (StageTaskTimes, StageParent)
+#: Per-application tables derived after the load, compared too.
+DERIVED_TABLES = (RunPrediction,)
 
 
 def _clean(value: Any) -> Any:
@@ -59,7 +65,7 @@ def stored(db_url: str) -> dict[tuple[str, str], dict[str, Any]]:
                     if f"application.{k}" not in KNOWN_DIFFERENCES
                 }
             }
-        for table in APP_CHILD_TABLES:
+        for table in (*APP_CHILD_TABLES, *DERIVED_TABLES):
             if table in EXTRA_TABLES:
                 continue
             name = table.__tablename__
