@@ -10,6 +10,7 @@ transaction.
 from __future__ import annotations
 
 import re
+from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,40 +95,42 @@ def read_bundle(source: LogSource, fcfg: FetcherConfig, redaction: re.Pattern[st
 
 
 def add_extras(bundle: LogBundle, app: ReplayedApp, known: set[tuple[int, int]]) -> None:
-    """Every task of the stored stage attempts (encoded), the DAG and the what-if run times."""
+    """Every task of the stored stage attempts (encoded), the DAG and the what-if run times.
+
+    A stage's tasks are gathered column by column (a few int64 arrays, not a tuple per task), so
+    a stage of 100,000 tasks costs a few MB here."""
     r = app.status
     strings = r.strings
     for key in sorted(known):
         table = r.tasks.get(key)
         if table is None or table.count == 0:
             continue
-        rows = sorted(table.iter_rows(), key=lambda t: (t[mx.T_LAUNCH], t[mx.T_ID]))
-        total = len(rows)
-        rows = rows[:MAX_TASKS_PER_STAGE]
-        first = rows[0][mx.T_LAUNCH]
+        launch, packed, ok = array("q"), [], array("q")
         executors: dict[str, int] = {}
-        packed = [_row(t, first, strings, executors) for t in rows]
+        for t in table.iter_rows():
+            launch.append(t[mx.T_LAUNCH])
+            packed.append(_row(t, strings, executors))
+            if t[mx.T_STATUS] == mx.S_SUCCESS and t[mx.T_FLAGS] & mx.F_HAS_METRICS:
+                ok.append(t[mx.T_METRICS + mx.RUN])
+        total = len(launch)
+        order = sorted(range(total), key=lambda i: (launch[i], packed[i][0]))[:MAX_TASKS_PER_STAGE]
+        first = launch[order[0]]
+        rows = [_offset(packed[i], launch[i] - first) for i in order]
         bundle.stage_tasks.append(
             StageTasks(
-                key[0],
-                key[1],
-                total,
-                len(packed),
-                first,
-                encode_task_times(list(executors), packed),
+                key[0], key[1], total, len(rows), first, encode_task_times(list(executors), rows)
             )
         )
-        ok = sorted(
-            t[mx.T_METRICS + mx.RUN]
-            for t in rows
-            if t[mx.T_STATUS] == mx.S_SUCCESS and t[mx.T_FLAGS] & mx.F_HAS_METRICS
-        )
         if ok:
-            bundle.task_run_ms[key] = tuple(ok)
+            bundle.task_run_ms[key] = tuple(sorted(ok))
     bundle.stage_parents = {sid: list(p) for sid, p in sorted(app.stage_parents.items())}
 
 
-def _row(t: tuple[int, ...], first: int, strings: list[str], executors: dict[str, int]) -> Any:
+def _offset(row: tuple[int, ...], launch_offset: int) -> tuple[int, ...]:
+    return (*row[:3], launch_offset, *row[4:])
+
+
+def _row(t: tuple[int, ...], strings: list[str], executors: dict[str, int]) -> Any:
     m = t[mx.T_METRICS :]
     has = bool(t[mx.T_FLAGS] & mx.F_HAS_METRICS)
     exec_id = strings[t[mx.T_EXEC]]
@@ -136,7 +139,7 @@ def _row(t: tuple[int, ...], first: int, strings: list[str], executors: dict[str
         t[mx.T_ID],
         t[mx.T_INDEX],
         t[mx.T_ATTEMPT],
-        t[mx.T_LAUNCH] - first,
+        0,  # the launch offset, set once the stage's first launch is known
         t[mx.T_DURATION],
         m[mx.RUN] if has else -1,
         m[mx.CPU] // 1_000_000 if has else -1,
