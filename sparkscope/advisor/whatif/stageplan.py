@@ -178,11 +178,8 @@ def _dependencies(app: AppRun) -> tuple[list[list[int]], list[float]]:
         lo = bisect_right(comps, latest_sub[hi - 1], 0, hi)
         front = [j for j in by_comp[lo:hi] if j != i] or [by_comp[hi - 1]]
         if app.parents:
-            front = _with_real_parents(app, i, front, by_comp[:hi])
-            if not front:
-                preds.append([])
-                gaps.append(float(max(0, s.submitted_ms - app.start_ms)))
-                continue
+            # nothing left (every earlier stage ran beside it): the observed order stands
+            front = _with_real_parents(app, i, front, by_comp[:hi]) or front
         last = max(stages[j].completed_ms for j in front)
         preds.append(front)
         gaps.append(float(max(0, s.submitted_ms - last)))
