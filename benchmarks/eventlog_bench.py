@@ -163,11 +163,11 @@ def parse_only(shared: Path) -> None:
     from fetcher.eventlog.read.files import discover
     from sparkscope.config.loader import FetcherConfig
 
-    fcfg = FetcherConfig()
-    redaction = re.compile(fcfg.redaction_regex)
+    fetcher_config = FetcherConfig()
+    redaction = re.compile(fetcher_config.redaction_regex)
     logs = discover(str(shared / "spark-events"))
     cpu = time.process_time()
-    size = sum(read_bundle(s, fcfg, redaction).bytes_read for s in logs)
+    size = sum(read_bundle(s, fetcher_config, redaction).bytes_read for s in logs)
     cpu = time.process_time() - cpu
     print(
         f"read + replay + request plan + parse of the {len(logs)} spark-events logs "

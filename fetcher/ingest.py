@@ -59,9 +59,9 @@ class SparkEventLogSource(EventLogSource):
     """An event-log source whose logs are read by Spark tasks, a batch at a time."""
 
     def __init__(
-        self, server: ServerConfig, fcfg: FetcherConfig, sc: SparkContext, batch: int
+        self, server: ServerConfig, fetcher_config: FetcherConfig, sc: SparkContext, batch: int
     ) -> None:
-        super().__init__(server, fcfg)
+        super().__init__(server, fetcher_config)
         self.sc = sc
         self.batch = max(1, batch)
         self._results: Iterator[tuple[str, bytes]] | None = None
@@ -76,7 +76,7 @@ class SparkEventLogSource(EventLogSource):
         return todo
 
     def _run(self, paths: list[str]) -> list[tuple[str, bytes]]:
-        settings = settings_of(self.fcfg)
+        settings = settings_of(self.fetcher_config)
         tasks = [(self.location, p, settings) for p in paths]
         return self.sc.parallelize(tasks, len(tasks)).map(read_remote).collect()
 
@@ -96,7 +96,11 @@ class SparkEventLogSource(EventLogSource):
                 yield from current
 
     def fetch(
-        self, _client: object, entry: AppEntry, fcfg: FetcherConfig, redaction: re.Pattern[str]
+        self,
+        _client: object,
+        entry: AppEntry,
+        fetcher_config: FetcherConfig,
+        redaction: re.Pattern[str],
     ) -> AppBundle:
         """The next result of the Spark job (the job's one worker asks in plan order)."""
         assert self._results is not None
@@ -121,7 +125,7 @@ class SparkEventLogSource(EventLogSource):
 def ingest_spark(
     factory: sessionmaker[Session],
     server: ServerConfig,
-    fcfg: FetcherConfig,
+    fetcher_config: FetcherConfig,
     opts: FetchOptions,
     sc: SparkContext,
     pipeline: Pipeline | None = None,
@@ -131,6 +135,6 @@ def ingest_spark(
     """Ingest the new and changed logs of an event-log source with Spark (see the module)."""
     with tempfile.TemporaryDirectory(prefix="sparkscope-ingest-") as tmp:
         sc.addPyFile(str(code_zip(Path(tmp))))
-        source = SparkEventLogSource(server, fcfg, sc, batch)
+        source = SparkEventLogSource(server, fetcher_config, sc, batch)
         one = FetchOptions(**{**vars(opts), "threads": 1})  # results arrive in plan order
-        return run_server(factory, server, fcfg, one, pipeline, progress, logs=source)
+        return run_server(factory, server, fetcher_config, one, pipeline, progress, logs=source)

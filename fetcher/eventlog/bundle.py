@@ -60,7 +60,9 @@ class LogBundle(AppBundle):
     task_run_ms: dict[tuple[int, int], tuple[int, ...]] = field(default_factory=dict)
 
 
-def read_bundle(source: LogSource, fcfg: FetcherConfig, redaction: re.Pattern[str]) -> LogBundle:
+def read_bundle(
+    source: LogSource, fetcher_config: FetcherConfig, redaction: re.Pattern[str]
+) -> LogBundle:
     """Replay one completed log and build its bundle; ShsBadResponse says why it cannot be
     stored (unreadable, truncated, never finished)."""
     try:
@@ -81,7 +83,7 @@ def read_bundle(source: LogSource, fcfg: FetcherConfig, redaction: re.Pattern[st
         raise ShsBadResponse(
             source.path, "the log is complete but has no application end event (driver killed?)"
         )
-    plain = fetch_app(ReplayedAppClient(app), entry, fcfg, redaction)
+    plain = fetch_app(ReplayedAppClient(app), entry, fetcher_config, redaction)
     bundle = LogBundle(
         **vars(plain),
         log_path=source.path,

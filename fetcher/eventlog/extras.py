@@ -49,7 +49,7 @@ def iter_task_rows(r: StatusReplay):
     """Every stored task as a tuple in :data:`TASK_COLUMNS` order (stage, attempt, then write order)."""
     s = r.strings
     base = mx.T_METRICS
-    for (sid, att), table in sorted(r.tasks.items()):
+    for (sid, attempt_id), table in sorted(r.tasks.items()):
         for t in table.iter_rows():
             m = t[base:]
             has = t[mx.T_FLAGS] & mx.F_HAS_METRICS
@@ -59,7 +59,7 @@ def iter_task_rows(r: StatusReplay):
 
             yield (
                 sid,
-                att,
+                attempt_id,
                 t[mx.T_ID],
                 t[mx.T_INDEX],
                 t[mx.T_ATTEMPT],

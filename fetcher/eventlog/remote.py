@@ -27,13 +27,13 @@ def read_remote(task: tuple[str, str, dict[str, Any]]) -> tuple[str, bytes]:
     """``(location, path, fetcher settings)`` -> ``(path, blob)``: the blob is a compressed
     pickle of ``("ok", LogBundle)`` or ``("failed", reason)``."""
     location, path, settings = task
-    fcfg = FetcherConfig(**settings)
+    fetcher_config = FetcherConfig(**settings)
     try:
         fs, _root = open_store(location)
         source = source_of(fs.stat(path), fs)
         outcome: tuple[str, Any] = (
             "ok",
-            read_bundle(source, fcfg, re.compile(fcfg.redaction_regex)),
+            read_bundle(source, fetcher_config, re.compile(fetcher_config.redaction_regex)),
         )
     except (ShsError, ParseError, EventLogError, LogStoreError, OSError) as exc:
         outcome = ("failed", str(exc.message if isinstance(exc, ShsError) else exc)[:2000])
@@ -46,6 +46,6 @@ def unpack(blob: bytes) -> tuple[str, LogBundle | str]:
     return kind, value
 
 
-def settings_of(fcfg: FetcherConfig) -> dict[str, Any]:
+def settings_of(fetcher_config: FetcherConfig) -> dict[str, Any]:
     """Fetcher settings as plain values for the executors."""
-    return asdict(fcfg)
+    return asdict(fetcher_config)

@@ -27,7 +27,7 @@ from fetcher.eventlog.read.files import EventLogError, LogSource, is_candidate, 
 from fetcher.eventlog.read.fs import Entry, LogFS, LogStoreError, open_store
 from fetcher.parse.app import AppBundle
 from fetcher.parse.entry import AppEntry
-from fetcher.shs.client import ShsUnreachable
+from fetcher.shs.client import ShsStopped, ShsUnreachable
 from sparkscope.config.loader import FetcherConfig, ServerConfig
 from sparkscope.db import dialect_insert, now_ms
 from sparkscope.models.eventlog import EventLogFile, StageParent, StageTaskTimes
@@ -60,9 +60,9 @@ class PlannedLog:
 class EventLogSource:
     """A folder of event logs standing where the fetcher expects a History Server client."""
 
-    def __init__(self, server: ServerConfig, fcfg: FetcherConfig) -> None:
+    def __init__(self, server: ServerConfig, fetcher_config: FetcherConfig) -> None:
         self.location = server.event_logs or server.url
-        self.fcfg = fcfg
+        self.fetcher_config = fetcher_config
         self.requests = 0
         self.bytes = 0
         self._lock = threading.Lock()
@@ -70,6 +70,11 @@ class EventLogSource:
         self._planned_as: dict[str, tuple[str, str]] = {}  # log path -> the key it was planned by
         self._fs: LogFS | None = None
         self._root = ""
+        self._stopped: str | None = None
+
+    def stop(self, reason: str) -> None:
+        """Read no more logs: every later :meth:`fetch`, in any thread, raises ShsStopped."""
+        self._stopped = reason
 
     # -- scan ----------------------------------------------------------------------------------
 
@@ -113,7 +118,7 @@ class EventLogSource:
         self,
         factory: sessionmaker[Session],
         server_id: int,
-        fcfg: FetcherConfig,
+        fetcher_config: FetcherConfig,
         opts: FetchOptions,
         result: ServerResult,
     ) -> list[AppEntry]:
@@ -161,7 +166,7 @@ class EventLogSource:
                 continue
             if (
                 f is not None
-                and f.failures >= fcfg.max_app_failures
+                and f.failures >= fetcher_config.max_app_failures
                 and f.last_updated_ms == src.modification_time_ms
             ):
                 result.gave_up.append(entry.app_id)
@@ -175,11 +180,17 @@ class EventLogSource:
     # -- one log -------------------------------------------------------------------------------
 
     def fetch(
-        self, _client: object, entry: AppEntry, fcfg: FetcherConfig, redaction: re.Pattern[str]
+        self,
+        _client: object,
+        entry: AppEntry,
+        fetcher_config: FetcherConfig,
+        redaction: re.Pattern[str],
     ) -> AppBundle:
         """Read one planned log into its bundle (the job's worker calls it)."""
+        if self._stopped is not None:
+            raise ShsStopped(self.location, self._stopped)
         src = self._logs[entry.key]
-        bundle = read_bundle(src, fcfg, redaction)
+        bundle = read_bundle(src, fetcher_config, redaction)
         with self._lock:
             self.requests += 1
             self.bytes += bundle.bytes_read

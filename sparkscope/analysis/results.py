@@ -37,7 +37,6 @@ def store_documents(
     stored: dict[int, str],
     fingerprint: str,
     core: dict[int, tuple[float, float]],
-    summarise: bool = True,
 ) -> None:
     """Write the results of a batch: each application's document (and its finding rows) where it
     differs from the stored one, and every application's fingerprint, severity and core-hours.
@@ -46,28 +45,15 @@ def store_documents(
     boundary, and stored results leave the thresholds out), and reading a document back costs a
     fraction of rewriting it.
     """
-    before = summary.read(session, list(scored)) if summarise else {}
+    before = summary.read(session, list(scored))
     documents = {pk: orjson.dumps(results).decode() for pk, results in scored.items()}
     changed = [pk for pk, doc in documents.items() if stored.get(pk) != doc]
     if changed:
         session.execute(delete(AnalysisResult).where(AnalysisResult.application_id.in_(changed)))
         _write_documents(session, {pk: documents[pk] for pk in changed}, now_ms())
-        findings = [
-            {
-                "application_id": pk,
-                "heuristic": r["name"],
-                "severity": r["severity"],
-                "value": r["value"],
-                "title": r["title"],
-                "impact_core_hours": (r["impact"] or {}).get("core_hours"),
-                "impact_wall_seconds": (r["impact"] or {}).get("wall_seconds"),
-            }
-            for pk in changed
-            for r in scored[pk]
-            if r["severity"] > Severity.NONE
-        ]
+        findings = [row for pk in changed for row in _finding_rows(pk, scored[pk])]
         if findings:
-            session.execute(insert(cast(Table, AnalysisResult.__table__)), findings)
+            session.execute(_INSERT_FINDINGS, findings)
     _update_applications(
         session,
         [
@@ -76,8 +62,45 @@ def store_documents(
         ],
         fingerprint,
     )
-    if summarise:  # else the caller (the fetch's loader) updates the summary once for the load
-        summary.apply(session, before, summary.read(session, list(scored)))
+    summary.apply(session, before, summary.read(session, list(scored)))
+
+
+_INSERT_FINDINGS = insert(cast(Table, AnalysisResult.__table__))
+_INSERT_DOCUMENT = insert(cast(Table, Analysis.__table__))
+
+
+def _finding_rows(pk: int, results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ``analysis_result`` rows of one application's results: those above NONE."""
+    return [
+        {
+            "application_id": pk,
+            "heuristic": r["name"],
+            "severity": r["severity"],
+            "value": r["value"],
+            "title": r["title"],
+            "impact_core_hours": (r["impact"] or {}).get("core_hours"),
+            "impact_wall_seconds": (r["impact"] or {}).get("wall_seconds"),
+        }
+        for r in results
+        if r["severity"] > Severity.NONE
+    ]
+
+
+def flagged(results: list[dict[str, Any]]) -> list[str]:
+    """The heuristics whose result is above NONE (each one an ``analysis_result`` row)."""
+    return [r["name"] for r in results if r["severity"] > Severity.NONE]
+
+
+def insert_loaded(session: Session, pk: int, results: list[dict[str, Any]], document: str) -> None:
+    """Store the results of an application loaded in this transaction, whose earlier results
+    the load removed: its document and finding rows. The application row's summary columns
+    (worst severity, fingerprint, core-hours) were written by the load itself."""
+    session.execute(
+        _INSERT_DOCUMENT, {"application_id": pk, "analyzed_at_ms": now_ms(), "results": document}
+    )
+    findings = _finding_rows(pk, results)
+    if findings:
+        session.execute(_INSERT_FINDINGS, findings)
 
 
 def _write_documents(session: Session, documents: dict[int, str], at: int) -> None:

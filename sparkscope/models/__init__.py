@@ -17,6 +17,7 @@ from sparkscope.models import (  # noqa: F401  (registers every table)
     fetch,
     pipeline,
     predictions,
+    sql,
     summary,
     whatif,
 )

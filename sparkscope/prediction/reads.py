@@ -258,7 +258,7 @@ def band_figure(
 def history_band(session: Session, name: str, server: str | None, link: Any) -> dict[str, Any]:
     """What the history page's forecast partial shows; ``link(app_id, server, attempt)`` -> URL."""
     preds, fc = history_predictions(session, name, server)
-    runs = [(p, link(app_id, srv, att)) for (srv, app_id, att), p in preds.items()]
+    runs = [(p, link(app_id, srv, attempt)) for (srv, app_id, attempt), p in preds.items()]
     regressions = sum(1 for p, _u in runs if p.verdict == "regression")
     return {
         "figure": band_figure(runs, fc),

@@ -6,6 +6,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -22,7 +23,7 @@ from sparkscope.models.fetch import HistoryServer
 from sparkscope.present.catalogs import APP_METRICS, KEY_CONFIG, Metric
 from sparkscope.queries.cache import cached, db_key
 from sparkscope.queries.errors import AmbiguousAppError, NotFoundError
-from sparkscope.redaction import redact
+from sparkscope.redaction import redact, without_credentials
 
 
 def app_metrics(app: Application) -> list[tuple[Metric, Any]]:
@@ -74,12 +75,14 @@ def shs_app_url(server_url: str, app: Application) -> str | None:
     """The application's page on its History Server UI; None when the server is a local folder."""
     if not server_url.startswith(("http://", "https://")):
         return None
-    base = server_url.rstrip("/")
+    # Rows written before credentials were kept apart may still hold user:password@.
+    base = without_credentials(server_url).rstrip("/")
     # The configured URL may point at the REST root; the UI lives at the server's root.
     base = re.sub(r"/api/v1$", "", base)
-    path = f"{base}/history/{app.app_id}/"
+    # Each id one path segment, percent-encoded whole ("/", "?", "#", "%" and dots included).
+    path = f"{base}/history/{quote(app.app_id, safe='')}/"
     if app.attempt_id:
-        path += f"{app.attempt_id}/"
+        path += f"{quote(app.attempt_id, safe='')}/"
     return path
 
 

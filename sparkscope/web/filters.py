@@ -34,7 +34,8 @@ from sparkscope.present.display import (
     severity_style,
     stage_duration_ms,
 )
-from sparkscope.web.rows import stage_rows
+from sparkscope.redaction import redact_text
+from sparkscope.web.rows import plan_tree, stage_rows
 
 
 class _HasUnit(Protocol):
@@ -132,9 +133,11 @@ def register_filters(app: Flask) -> None:
         param_unit=param_unit,
         stage_duration=stage_duration_ms,
         stage_rows=stage_rows,
+        plan_tree=plan_tree,
         change_class=change_class,
         doc=render_doc,
         merge_args=merge_args,
+        masked=redact_text,
     )
     app.jinja_env.globals.update(
         zip=zip,

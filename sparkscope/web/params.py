@@ -10,7 +10,7 @@ from werkzeug.exceptions import BadRequest
 
 from sparkscope.present.catalogs import SORT_KEYS
 from sparkscope.present.display import SEVERITY_NAMES, severity_level
-from sparkscope.queries.search import SearchFilters
+from sparkscope.queries.search import COUNT_CAP, PAGE_SIZE, SearchFilters
 
 # ASCII digits only: str.isdigit() and int() also take '²', '①' or '٣', which no URL means.
 _ASCII_INT = re.compile(r"[0-9]{1,18}")
@@ -19,9 +19,6 @@ _ASCII_INT = re.compile(r"[0-9]{1,18}")
 #: Prediction verdicts the search can filter on (`verdict=regression`).
 VERDICTS = ("regression", "improvement", "normal", "insufficient_history")
 SINCE_MS = {"1h": 3_600_000, "1d": 86_400_000, "7d": 7 * 86_400_000, "30d": 30 * 86_400_000}
-
-#: Highest page number search accepts.
-MAX_PAGE = 100_000
 
 SEARCH_PARAMS = (
     "app_id",
@@ -115,9 +112,14 @@ def parse_choice(args: Mapping[str, str], name: str, choices: tuple[str, ...], d
 
 
 def parse_search(
-    args: Mapping[str, str], now_ms: int, heuristics: tuple[str, ...] | None = None
+    args: Mapping[str, str],
+    now_ms: int,
+    heuristics: tuple[str, ...] | None = None,
+    per_page: int = PAGE_SIZE,
 ) -> SearchFilters:
-    """Search filters from the query string of /search or /api/apps."""
+    """Search filters from the query string of /search or /api/apps (pages of ``per_page``: a
+    page is one of those of the matches search counts, `COUNT_CAP`; a deeper one would make the
+    database skip millions of rows, and no link leads there)."""
     start_from = parse_time_ms(args, "start_from")
     since = text(args, "since", 8)
     if since is not None:
@@ -142,5 +144,5 @@ def parse_search(
         verdict=parse_choice(args, "verdict", VERDICTS, "") or None,
         sort=parse_choice(args, "sort", SORT_KEYS, "start"),
         descending=parse_choice(args, "order", ("desc", "asc"), "desc") == "desc",
-        page=parse_int(args, "page", 1, 1, MAX_PAGE),
+        page=parse_int(args, "page", 1, 1, COUNT_CAP // max(1, per_page) + 1),
     )

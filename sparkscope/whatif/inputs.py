@@ -165,7 +165,7 @@ def facts_of(data: dict[str, Any]) -> RunFacts:
         driver_cores=driver_cores,
         driver_gb=(conf.driver_memory_bytes + conf.driver_overhead_bytes) / GIB,
         dynamic=(props.get("spark.dynamicAllocation.enabled") or "").strip().lower() == "true",
-        max_executors=int(max_exec) if max_exec.isdigit() else None,
+        max_executors=int(max_exec) if max_exec.isascii() and max_exec.isdigit() else None,
         input_bytes=int(data["input_bytes"]),
         duration_ms=int(data["duration"]),
     )
@@ -209,8 +209,8 @@ def build(data: dict[str, Any]) -> tuple[AppRun, RunFacts]:
     parents = data.get("parents") or {}
     stage_job = (data.get("stage_job") or {}) if parents else {}  # used with the real DAG only
     out = []
-    for sid, att, _status, n, run_ms, sub, comp, input_bytes in ran:
-        quantiles, run_q, dur_q = dists[(sid, att)]
+    for sid, attempt, _status, n, run_ms, sub, comp, input_bytes in ran:
+        quantiles, run_q, dur_q = dists[(sid, attempt)]
         sub = int(sub if sub is not None else start)
         comp = int(comp if comp is not None else end)
         out.append(
@@ -221,12 +221,12 @@ def build(data: dict[str, Any]) -> tuple[AppRun, RunFacts]:
                 quantiles=quantiles,
                 run_q=run_q,
                 duration_q=dur_q or (),
-                slowest_ms=tuple(sorted(slowest.get((sid, att), ()), reverse=True)),
+                slowest_ms=tuple(sorted(slowest.get((sid, attempt), ()), reverse=True)),
                 submitted_ms=sub,
                 completed_ms=comp,
                 input_bytes=input_bytes,
                 observed_slots=_slots_at(timeline, sub, comp, facts.cores) if timeline else 0,
-                task_ms=tuple(every.get((sid, att), ())),
+                task_ms=tuple(every.get((sid, attempt), ())),
                 job_id=stage_job.get(sid),
             )
         )

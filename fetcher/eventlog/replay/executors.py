@@ -101,21 +101,21 @@ class ExecutorEvents(ReplayState):
 
     def _executor_excluded_stage(self, e: Any) -> None:
         eid = e.get("executorId")
-        sid, att = e.get("stageId"), e.get("stageAttemptId")
-        self._excluded_for_stage(sid, att, [eid])
+        sid, attempt_id = e.get("stageId"), e.get("stageAttemptId")
+        self._excluded_for_stage(sid, attempt_id, [eid])
         ex = self.live_executors.get(eid)
         if ex is not None:
             ex.excluded_in_stages.add(sid)
 
     def _node_excluded_stage(self, e: Any) -> None:
         host = e.get("hostId")
-        sid, att = e.get("stageId"), e.get("stageAttemptId")
+        sid, attempt_id = e.get("stageId"), e.get("stageAttemptId")
         ids = [
             x.executor_id
             for x in self.live_executors.values()
             if x.host == host and x.executor_id != DRIVER
         ]
-        self._excluded_for_stage(sid, att, ids)
+        self._excluded_for_stage(sid, attempt_id, ids)
         for x in self.live_executors.values():
             if x.hostname == host and x.executor_id != DRIVER:
                 x.excluded_in_stages.add(sid)
@@ -162,9 +162,9 @@ class ExecutorEvents(ReplayState):
         self._stage_peaks(e.get("Stage ID"), e.get("Stage Attempt ID"), eid, values)
 
     def _stage_peaks(
-        self, sid: int | None, att: int | None, eid: str | None, values: list[int] | None
+        self, sid: int | None, attempt_id: int | None, eid: str | None, values: list[int] | None
     ) -> None:
-        st = self.live_stages.get((sid, att))  # type: ignore[arg-type]
+        st = self.live_stages.get((sid, attempt_id))  # type: ignore[arg-type]
         if st is None or eid is None:
             return
         if st.peaks.update(values):

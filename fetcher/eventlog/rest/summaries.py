@@ -116,8 +116,8 @@ def task_summary(
 
 
 def _esummaries(r: StatusReplay, key: tuple[int, int]) -> dict[str, ExecStageSummary]:
-    sid, att = key
-    return {eid: es for (s, a, eid), es in r.exec_stage.items() if s == sid and a == att}
+    sid, attempt_id = key
+    return {eid: es for (s, a, eid), es in r.exec_stage.items() if s == sid and a == attempt_id}
 
 
 def executor_stage_json(es: ExecStageSummary) -> dict[str, Any]:

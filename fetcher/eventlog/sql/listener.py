@@ -233,9 +233,9 @@ class SQLReplay:
         if not self._is_sql_stage(sid):
             return
         sm = self.stage_metrics.get(sid)
-        att = info.get("Stage Attempt ID", 0)
-        if sm is not None and sm.attempt != att:
-            self.stage_metrics[sid] = StageMetrics(sid, att, sm.num_tasks, sm.types)
+        attempt_id = info.get("Stage Attempt ID", 0)
+        if sm is not None and sm.attempt != attempt_id:
+            self.stage_metrics[sid] = StageMetrics(sid, attempt_id, sm.num_tasks, sm.types)
 
     def _job_end(self, e: dict[str, Any]) -> None:
         job_id = e["Job ID"]

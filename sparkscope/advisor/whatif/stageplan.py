@@ -61,7 +61,7 @@ class Bucket:
 
 
 @dataclass
-class Plan:
+class StagePlan:
     """Everything about one run that does not depend on the slot count, built once."""
 
     app: AppRun
@@ -219,7 +219,7 @@ def _with_real_parents(app: AppRun, i: int, front: list[int], done: list[int]) -
     return kept
 
 
-def prepare_plan(app: AppRun) -> Plan:
+def prepare_plan(app: AppRun) -> StagePlan:
     """Order, dependencies, gaps and task matrices of a run (independent of N); the per-stage
     adjustments to the observed run are added by `simulate.build_plan`."""
     import numpy as np
@@ -256,7 +256,7 @@ def prepare_plan(app: AppRun) -> Plan:
             )
         )
     last_end = max((s.completed_ms for s in stages), default=app.start_ms)
-    plan = Plan(
+    plan = StagePlan(
         app=app,
         order=order,
         preds=preds,

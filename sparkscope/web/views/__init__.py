@@ -8,12 +8,21 @@ from flask import Flask
 def register_blueprints(app: Flask) -> None:
     """Register every blueprint and the Jinja filters on ``app``."""
     from sparkscope.web.filters import register_filters
-    from sparkscope.web.request import AppIdConverter, app_link, config_error_context
+    from sparkscope.web.request import (
+        AppIdConverter,
+        app_api_link,
+        app_link,
+        config_error_context,
+        here,
+        whatif_link,
+    )
     from sparkscope.web.views import api, compare, dashboard, detail, help, history, search
 
     app.url_map.converters["app_id"] = AppIdConverter
     register_filters(app)
-    app.jinja_env.globals["app_url"] = app_link
+    app.jinja_env.globals.update(
+        app_url=app_link, app_api_url=app_api_link, whatif_url=whatif_link, here=here
+    )
     app.context_processor(config_error_context)  # the banner on every page, none can forget it
     for module in (dashboard, search, detail, compare, history, help, api):
         app.register_blueprint(module.bp)

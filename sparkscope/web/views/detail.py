@@ -6,6 +6,7 @@ from flask import Blueprint, abort, render_template, request
 
 from sparkscope.prediction.reads import app_prediction, prediction_line
 from sparkscope.queries.detail import app_detail, app_metrics
+from sparkscope.queries.sql import app_queries
 from sparkscope.web.params import parse_choice, parse_int, text
 from sparkscope.web.request import get_session, lookup, prices, redaction_regex, registry
 
@@ -32,6 +33,7 @@ def app_page(app_id: str | None) -> str:
     all_stages = parse_choice(request.args, "stages", ("longest", "all"), "longest") == "all"
     stage_page = parse_int(request.args, "stage_page", 1, 1, 10_000_000)
     findings_sort = parse_choice(request.args, "findings_sort", ("severity", "impact"), "severity")
+    query = parse_int(request.args, "query", -1, 0, 2**62) if "query" in request.args else None
     app = lookup(app_id, server, attempt)
     reg = registry()[0]
     detail = app_detail(
@@ -47,6 +49,7 @@ def app_page(app_id: str | None) -> str:
     return render_template(
         "detail/app.html",
         d=detail,
+        sql=app_queries(get_session(), app.id, detail.findings, query),
         currency=prices().currency,
         findings_sort=findings_sort,
         stage_page=stage_page if all_stages else None,

@@ -17,8 +17,9 @@ def search() -> str:
     """The search form and one page of results."""
     reg = registry()[0]
     names = tuple(e.name for e in reg.entries)
-    filters = parse_search(request.args, now_ms(), names)
-    page = search_apps(get_session(), filters, current_app.config.get("PAGE_SIZE", 50))
+    per_page = current_app.config.get("PAGE_SIZE", 50)
+    filters = parse_search(request.args, now_ms(), names, per_page)
+    page = search_apps(get_session(), filters, per_page)
     # Current query minus paging and quick range, to build the paging, sort and quick-range links.
     base_args = {k: v for k, v in request.args.items() if k in SEARCH_PARAMS and v and k != "page"}
     return render_template(

@@ -41,9 +41,9 @@ def test_every_task_is_there_and_matches_the_shs_task_lists(corpus: str):
         for key, rel in index.items():
             if not (key.startswith(f"applications/{app.app_id}/stages/") and "taskList" in key):
                 continue
-            sid, att = (int(x) for x in key.split("/")[3:5])
+            sid, attempt_id = (int(x) for x in key.split("/")[3:5])
             for t in json.loads((root / rel).read_bytes()):
-                ours = tasks[(sid, att, t["taskId"])]
+                ours = tasks[(sid, attempt_id, t["taskId"])]
                 assert ours["executor_id"] == t["executorId"]
                 assert ours["status"] == t["status"]
                 assert ours["duration_ms"] == t.get("duration", 0)

@@ -68,15 +68,17 @@ def test_ingest_stores_what_a_fetch_stores(
 ) -> None:
     registry = load_heuristics(str(BUNDLED_CONFIG_DIR / "heuristics.yaml"))
     server = ServerConfig(name="logs", url=str(logs), event_logs=str(logs))
-    fcfg = FetcherConfig(threads=2)
+    fetcher_config = FetcherConfig(threads=2)
     urls = [create_pg_database(pg_server_url, template=pg_template) for _ in range(2)]
     try:
         engines = [make_engine(u) for u in urls]
         factories = [make_sessionmaker(e) for e in engines]
         pipes = [Pipeline(registry=registry), Pipeline(registry=registry)]
-        fetched = run_server(factories[0], server, fcfg, FetchOptions(), pipes[0])
+        fetched = run_server(factories[0], server, fetcher_config, FetchOptions(), pipes[0])
         pipes[0].complete(factories[0])
-        ingested = ingest_spark(factories[1], server, fcfg, FetchOptions(), sc, pipes[1], batch=2)
+        ingested = ingest_spark(
+            factories[1], server, fetcher_config, FetchOptions(), sc, pipes[1], batch=2
+        )
         pipes[1].complete(factories[1])
         assert (ingested.loaded, fetched.loaded) == (6, 6)
         assert (
@@ -88,7 +90,9 @@ def test_ingest_stores_what_a_fetch_stores(
         assert ingested.requests == 7  # every log read once, on the executors
         assert differences(stored(urls[1]), stored(urls[0])) == []
         assert extras_count(urls[1]) == extras_count(urls[0])
-        again = ingest_spark(factories[1], server, fcfg, FetchOptions(), sc, pipes[1], batch=2)
+        again = ingest_spark(
+            factories[1], server, fetcher_config, FetchOptions(), sc, pipes[1], batch=2
+        )
         assert (again.loaded, again.skipped, again.requests) == (0, 6, 1)  # the bad log retried
         for e in engines:
             e.dispose()

@@ -45,14 +45,14 @@ def test_dashboard_waste_ranking_by_period(client: FlaskClient) -> None:
 
 
 def test_prices_turn_hours_into_money(fleet: Fleet) -> None:
-    cfg = parse_config(
+    config = parse_config(
         {
             "database_url": fleet.url,
             "prices": {"currency": "EUR", "core_hour": 0.1, "gb_hour": 0.01},
         },
         env={},
     )
-    app = create_app({"TESTING": True, "DASHBOARD_CACHE_SECONDS": 0}, config=cfg)
+    app = create_app({"TESTING": True, "DASHBOARD_CACHE_SECONDS": 0}, config=config)
     client = app.test_client()
     dash = client.get("/").get_data(as_text=True)
     assert "Cost at 0.10 EUR per core-hour" in dash

@@ -113,6 +113,7 @@ def _urls(app: Flask, engine: Engine) -> list[str]:
         urls += [f"/apps/{app_id}?{pinned}", f"/api/apps/{app_id}?{pinned}"]
         urls += [f"/apps/{app_id}?{pinned}&stages=all&findings_sort=impact"]
         urls += [f"/api/apps/{app_id}/whatif?{pinned}&executors=1,2,4&input_scale=2"]
+        urls += [f"/api/apps/{app_id}/sql?{pinned}", f"/apps/{app_id}?{pinned}&query=0"]
         urls += [f"/api/advise?{urlencode({'name': name, 'deadline': '30m', 'server': server})}"]
         urls += [
             f"/history?{urlencode({'name': name})}",
@@ -130,6 +131,7 @@ def _urls(app: Flask, engine: Engine) -> list[str]:
     urls += ["/apps/nope", "/api/apps/nope", "/apps/app-dup", "/api/apps/app-dup"]
     urls += ["/api/compare?left=app-001", "/api/history", "/compare?left=nope&right=app-001"]
     urls += ["/api/apps/nope/whatif", "/api/advise?name=nope&deadline=1h", "/api/advise?name=x"]
+    urls += ["/api/apps/nope/sql"]
     return urls
 
 
