@@ -26,6 +26,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from fetcher import loader, watermark
+from fetcher.eventlog.source import EventLogSource
 from fetcher.listing import FetchPlan, plan
 from fetcher.options import FetchOptions, ServerResult
 from fetcher.parse.app import AppBundle
@@ -55,9 +56,12 @@ def run_server(
     opts: FetchOptions,
     pipeline: Pipeline | None = None,
     progress: Progress | None = None,
+    logs: EventLogSource | None = None,
 ) -> ServerResult:
     """Fetch new and changed completed applications of one server into the database, each with
     the per-application steps of ``pipeline`` (default: no findings stored, default settings).
+    ``logs``: the event-log source of an ``event_logs`` server, when the caller brings its own
+    (``ingest --spark`` reads the logs on a cluster).
 
     The run's ``fetch_run`` row is finished whatever happens (an error, Ctrl-C, a database that
     stopped taking writes, if it can still take that one): only a killed process leaves it
@@ -66,7 +70,9 @@ def run_server(
     started = time.perf_counter()
     pipeline = pipeline or Pipeline()
     result = ServerResult(server=server.name)
-    client = make_client(server, fetcher_config)
+    if logs is None and server.event_logs:
+        logs = EventLogSource(server, fetcher_config)
+    client: ShsClient | EventLogSource = logs or make_client(server, fetcher_config)
     redaction = re.compile(fetcher_config.redaction_regex)
     url = factory_url(factory)
     with storage_faults(url), factory() as session, session.begin():
@@ -80,7 +86,16 @@ def run_server(
     try:
         with storage_faults(url):
             try:
-                todo = plan(factory, client, server_id, fetcher_config, opts, result)
+                if logs is not None:
+                    todo = FetchPlan(
+                        logs.plan(factory, server_id, fetcher_config, opts, result),
+                        fetch=logs.fetch,
+                        loaded=logs.loaded,
+                        failed=logs.failed,
+                    )
+                else:
+                    assert isinstance(client, ShsClient)
+                    todo = plan(factory, client, server_id, fetcher_config, opts, result)
             except ShsError as exc:
                 result.unreachable = str(exc)
                 log.error("%s: cannot list applications: %s", server.name, exc)
@@ -128,7 +143,7 @@ def _finish(
 
 def _fetch_and_load(
     factory: sessionmaker[Session],
-    client: ShsClient,
+    client: ShsClient | EventLogSource,
     server_id: int,
     fetcher_config: FetcherConfig,
     opts: FetchOptions,
@@ -152,7 +167,8 @@ def _fetch_and_load(
             entry = next(queue, None)
             if entry is None:
                 return
-            pending[pool.submit(fetch_app, client, entry, fetcher_config, redaction)] = entry
+            fetch: Callable[..., AppBundle] = todo.fetch or fetch_app
+            pending[pool.submit(fetch, client, entry, fetcher_config, redaction)] = entry
 
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="shs") as pool:
         try:
@@ -165,7 +181,7 @@ def _fetch_and_load(
                     advance = frontier.advance_if_done(entry.key) if frontier else None
                     error = _fetch_error(fut, result)
                     if error is None and fut.exception() is None:
-                        error = _load(factory, fut.result(), pipeline, marks, advance)
+                        error = _load(factory, fut.result(), pipeline, marks, advance, todo.loaded)
                     elif error is None:
                         continue  # the server went away: neither loaded nor this app's failure
                     done += 1
@@ -181,7 +197,7 @@ def _fetch_and_load(
                     else:
                         result.failed.append((entry.app_id, error))
                         log.warning("failed %s: %s", entry.app_id, error)
-                        if not _record_failure(factory, entry, error, marks, advance):
+                        if not _record_failure(factory, entry, error, marks, advance, todo.failed):
                             continue
                     if frontier is not None:
                         frontier.done(entry.key)
@@ -220,14 +236,17 @@ def _load(
     pipeline: Pipeline,
     marks: watermark.Marks,
     advance: Advance | None,
+    loaded: Callable[[Session, int, int, AppBundle], None] | None = None,
 ) -> str | None:
     """Load one application and run the pipeline's per-application steps on it, in one
-    transaction; return an error text or None."""
+    transaction (with what its source writes beside it); return an error text or None."""
     server_id = marks.server_id
     try:
         prepared = pipeline.prepare(bundle)  # in memory, before the transaction
         with factory() as session, session.begin():
             stored = loader.load_application(session, server_id, bundle, prepared.application)
+            if loaded is not None:
+                loaded(session, server_id, stored.app_pk, bundle)
             pipeline.after_load(session, server_id, bundle, stored, prepared)
             written = marks.apply(session, advance)
         marks.committed(written)
@@ -248,6 +267,7 @@ def _record_failure(
     error: str,
     marks: watermark.Marks,
     advance: Advance | None,
+    failed: Callable[[Session, int, AppEntry], None] | None = None,
 ) -> bool:
     """Record one app's failure (and the watermark it allows); False if that failed too."""
     try:
@@ -260,6 +280,8 @@ def _record_failure(
                 error,
                 entry.last_updated_ms,
             )
+            if failed is not None:
+                failed(session, marks.server_id, entry)
             written = marks.apply(session, advance)
         marks.committed(written)
         log.debug("%s has failed %d time(s)", entry.app_id, count)

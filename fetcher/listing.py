@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from fetcher import loader, watermark
+from fetcher.parse.app import AppBundle
 from fetcher.parse.entry import AppEntry, parse_app_entry
 from fetcher.parse.fields import ParseError
 from fetcher.shs import endpoints
@@ -117,10 +119,16 @@ def list_completed(
 
 @dataclass
 class FetchPlan:
-    """What one run fetches, oldest first, and the pass whose done prefix moves the watermark."""
+    """What one run fetches, oldest first, and the pass whose done prefix moves the watermark.
+
+    A source other than a History Server (an event-log folder) brings its own ``fetch`` of one
+    entry and what it writes in each application's transaction (``loaded``, ``failed``)."""
 
     todo: list[AppEntry]
     frontier: Frontier | None = None
+    fetch: Callable[..., AppBundle] | None = None
+    loaded: Callable[[Session, int, int, AppBundle], None] | None = None
+    failed: Callable[[Session, int, AppEntry], None] | None = None
 
 
 def listing_window(

@@ -13,7 +13,7 @@ The SQL part fails alone (docs/sql.md): an error answer to ``/sql`` is recorded 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Protocol
 
 from fetcher.parse.app import AppBundle, parse_environment, parse_executors, parse_jobs
 from fetcher.parse.entry import AppEntry
@@ -42,8 +42,20 @@ SQL_PAGE_LENGTH = 20
 SQL_MAX_EXECUTIONS = 1000
 
 
+class JsonSource(Protocol):
+    """What the plan needs of its client: :class:`ShsClient`, or another source answering the
+    same requests (an event log replayed, :mod:`fetcher.eventlog.client`)."""
+
+    def get_json(self, request: endpoints.Request, mark_hostile: bool = False) -> Any:
+        """The decoded body of one request; ShsError (ShsNotFound for a 404) when it fails."""
+        ...
+
+
 def fetch_app(
-    client: ShsClient, entry: AppEntry, fetcher_config: FetcherConfig, redaction: re.Pattern[str]
+    client: ShsClient | JsonSource,
+    entry: AppEntry,
+    fetcher_config: FetcherConfig,
+    redaction: re.Pattern[str],
 ) -> AppBundle:
     """All requests for one application, back to back; parsed into an AppBundle."""
     app, attempt_id = entry.app_id, entry.attempt_id
@@ -95,7 +107,7 @@ def fetch_app(
     return bundle
 
 
-def fetch_sql(client: ShsClient, entry: AppEntry, bundle: AppBundle) -> None:
+def fetch_sql(client: ShsClient | JsonSource, entry: AppEntry, bundle: AppBundle) -> None:
     """Page through the application's SQL executions into the bundle's SQL rows.
 
     A page shorter than :data:`SQL_PAGE_LENGTH` is the last one; a page that brings no new

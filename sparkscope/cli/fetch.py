@@ -65,7 +65,15 @@ def parse_since(text: str) -> int:
     return int(dt.timestamp() * 1000)
 
 
-def _servers(config: Config, names: tuple[str, ...], url: str | None) -> list[ServerConfig]:
+def _servers(
+    config: Config, names: tuple[str, ...], url: str | None, event_logs: str | None = None
+) -> list[ServerConfig]:
+    if url and event_logs:
+        raise ConfigError(None, "--url/--event-logs", "pass one of them, not both")
+    if event_logs:
+        from sparkscope.cli.ingest import server_for_event_logs
+
+        return [server_for_event_logs(event_logs)]
     if url:
         return [server_for_url(url)]
     if names:
@@ -106,6 +114,11 @@ def _progress(enabled: bool) -> Any:
     help="Configured server name (repeatable; default: all).",
 )
 @click.option("--url", help="Fetch from a server not in the config (URL, folder or file:// URL).")
+@click.option(
+    "--event-logs",
+    "event_logs",
+    help="Read the Spark event logs of this folder (or fsspec URL) instead of a History Server.",
+)
 @click.option("--since", help="Backfill: apps that ended at or after this ISO time (UTC).")
 @click.option(
     "--backfill", is_flag=True, help="List the whole history and load every app still missing."
@@ -128,6 +141,7 @@ def fetch(
     config: Config,
     server_names: tuple[str, ...],
     url: str | None,
+    event_logs: str | None,
     since: str | None,
     backfill: bool,
     reconcile: bool,
@@ -143,6 +157,7 @@ def fetch(
     Exit codes: 0 all loaded, 1 some apps failed (or loaded without a part, such as their SQL
     executions), 2 usage/config error, 3 server unreachable.
     """
+    from fetcher.eventlog.read.fs import is_url
     from fetcher.job import run_server
     from fetcher.lock import FetchLocked, fetch_lock
     from fetcher.options import FetchOptions
@@ -154,10 +169,15 @@ def fetch(
     from sparkscope.pipeline.steps import Pipeline
 
     try:
-        servers = _servers(config, server_names, url)
+        servers = _servers(config, server_names, url, event_logs)
     except ConfigError as exc:
         fail_usage(f"config error: {exc}")
     for s in servers:
+        if s.event_logs and not is_url(s.event_logs) and not Path(s.url).is_dir():
+            where = "" if event_logs else f"server {s.name}: "
+            fail_usage(f"{where}the event-log folder {s.url} does not exist")
+        if s.event_logs:
+            continue
         if is_local_source(s.url) and not local_source_path(s.url).is_dir():
             where = "" if url else f"server {s.name}: "
             fail_usage(f"{where}the folder {local_source_path(s.url)} does not exist")

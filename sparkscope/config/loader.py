@@ -47,6 +47,9 @@ class ServerConfig:
     connect_timeout_s: float = default("servers[].connect_timeout_s")
     read_timeout_s: float = default("servers[].read_timeout_s")
     request_deadline_s: float = default("servers[].request_deadline_s")
+    #: a folder or fsspec URL of Spark event logs read directly instead of a History Server
+    #: (``url`` then names the same location)
+    event_logs: str | None = default("servers[].event_logs")
     username: str | None = None
     password: str | None = field(default=None, repr=False)
 
@@ -156,9 +159,17 @@ def _servers(raw: Any, file: str | None) -> tuple[ServerConfig, ...]:
         if not isinstance(item, Mapping):
             raise ConfigError(file, path, "expected a mapping with name and url")
         values = parse_keys(item, validators, path, file)
+        if values.get("event_logs") is not None:
+            if "url" in values:
+                raise ConfigError(
+                    file,
+                    f"{path}.url",
+                    "a server reads a History Server url or event_logs, not both",
+                )
+            values["url"] = values["event_logs"]
         for key in required:
             if key not in values:
-                raise ConfigError(file, f"{path}.{key}", "missing")
+                raise ConfigError(file, f"{path}.{key}", "missing (or event_logs)")
         if any(s.name == values["name"] for s in servers):
             raise ConfigError(file, f"{path}.name", f"duplicate server name {values['name']!r}")
         servers.append(ServerConfig.from_url(**values))

@@ -199,6 +199,18 @@ def _server_url(value: Any) -> str:
 
 SERVER_URL = Validator("http(s):// URL, file:// URL or folder", _server_url)
 
+
+def event_log_location(value: Any) -> str:
+    """A folder, ``file://`` URL or any other URL of event logs (an fsspec URL such as s3://,
+    gs://, abfs://, hdfs://; its driver is checked when the logs are read)."""
+    url = string(4000).parse(value).strip()
+    if url.rstrip("/") == "":
+        raise ValueError(f"expected a folder or a URL of event logs, got {_shown(value)}")
+    return url.rstrip("/") if "://" not in url or url.split("://", 1)[1].strip("/") else url
+
+
+EVENT_LOGS = Validator("folder or fsspec URL of event logs", event_log_location)
+
 #: The databases Sparkscope runs on: the backend part of a SQLAlchemy URL's scheme (``postgres``
 #: is the short form Heroku and others print; sparkscope.db connects every form with psycopg 3).
 DATABASE_BACKENDS = ("postgresql", "postgres", "sqlite")

@@ -14,6 +14,7 @@ from typing import Any
 from sparkscope.config.parsing import (
     BOOLEAN,
     DATABASE_URL,
+    EVENT_LOGS,
     HOST,
     SERVER_URL,
     Validator,
@@ -123,6 +124,13 @@ SETTINGS: tuple[Setting, ...] = (
         5.0,
         number(0, 600, above=True),
         "Seconds to wait for a TCP connection.",
+    ),
+    Setting(
+        "servers[].event_logs",
+        None,
+        optional(EVENT_LOGS),
+        "Instead of `url`: a folder or fsspec URL (`s3://`, `gs://`, `abfs://`, `hdfs://`) of "
+        "Spark event logs, read directly (docs/eventlogs.md).",
     ),
     Setting(
         "servers[].read_timeout_s",

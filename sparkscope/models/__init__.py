@@ -13,6 +13,7 @@ from sparkscope.models import (  # noqa: F401  (registers every table)
     analysis,
     app_rows,
     application,
+    eventlog,
     fetch,
     pipeline,
     predictions,

@@ -13,6 +13,7 @@ from sparkscope.models.application import (
     StageTaskDistribution,
     Task,
 )
+from sparkscope.models.eventlog import StageParent, StageTaskTimes
 from sparkscope.models.sql import SqlExecution, SqlFetch, SqlNode, SqlStage
 from sparkscope.models.whatif import WhatIfInput
 
@@ -21,6 +22,8 @@ APP_CHILD_TABLES = (
     AnalysisInput,
     Analysis,
     AnalysisResult,
+    StageTaskTimes,
+    StageParent,
     SqlStage,
     SqlNode,
     SqlExecution,
