@@ -17,7 +17,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from heuristics.params import ConfigError, coerce_thresholds
+from heuristics.params import HeuristicsConfigError, coerce_thresholds
 from heuristics.result import Impact, Severity, Thresholds
 
 #: The config key of the caps, at the top of the file and inside a heuristic's section.
@@ -90,11 +90,13 @@ def cost_caps_from_mapping(base: CostCaps, raw: object, path: str) -> CostCaps:
     if raw is None:
         return base
     if not isinstance(raw, Mapping):
-        raise ConfigError(path, f"expected a mapping of wall_seconds, core_hours, got {raw!r}")
+        raise HeuristicsConfigError(
+            path, f"expected a mapping of wall_seconds, core_hours, got {raw!r}"
+        )
     values = {"wall_seconds": base.wall_seconds, "core_hours": base.core_hours}
     for key, levels in raw.items():
         key_path = f"{path}.{key}"
         if key not in values:
-            raise ConfigError(key_path, "unknown cost (known: core_hours, wall_seconds)")
+            raise HeuristicsConfigError(key_path, "unknown cost (known: core_hours, wall_seconds)")
         values[key] = coerce_thresholds(values[key], levels, key_path, minimum=0.0)
     return CostCaps(**values)

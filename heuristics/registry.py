@@ -35,7 +35,7 @@ from heuristics.costcap import (
     cost_caps_from_mapping,
 )
 from heuristics.params import (
-    ConfigError,
+    HeuristicsConfigError,
     param_docs,
     params_from_mapping,
     params_to_dict,
@@ -184,7 +184,7 @@ def builtin_heuristics() -> tuple[Heuristic[Any], ...]:
 def plugin_heuristics(group: str = ENTRY_POINT_GROUP) -> tuple[Heuristic[Any], ...]:
     """Heuristics registered by installed distributions under the entry-point group, by name.
 
-    One that cannot be loaded or breaks the contract is a ConfigError naming the entry point.
+    One that cannot be loaded or breaks the contract is a HeuristicsConfigError naming the entry point.
     """
     found = []
     for ep in metadata.entry_points(group=group):
@@ -192,21 +192,21 @@ def plugin_heuristics(group: str = ENTRY_POINT_GROUP) -> tuple[Heuristic[Any], .
         try:
             found.append(as_heuristic(ep.load()))
         except ContractError as exc:
-            raise ConfigError(path, str(exc)) from None
+            raise HeuristicsConfigError(path, str(exc)) from None
         except Exception as exc:  # noqa: BLE001 - any import failure of a plugin is reported
-            raise ConfigError(
+            raise HeuristicsConfigError(
                 path, f"cannot load {ep.value}: {type(exc).__name__}: {exc}"
             ) from None
     return tuple(sorted(found, key=lambda h: h.name))
 
 
 def available_heuristics() -> tuple[Heuristic[Any], ...]:
-    """Built-in then third-party heuristics; a name used twice is a ConfigError."""
+    """Built-in then third-party heuristics; a name used twice is a HeuristicsConfigError."""
     found = (*builtin_heuristics(), *plugin_heuristics())
     seen: set[str] = set()
     for h in found:
         if h.name in seen:
-            raise ConfigError(h.name, "two heuristics have this name (a plugin clashes)")
+            raise HeuristicsConfigError(h.name, "two heuristics have this name (a plugin clashes)")
         seen.add(h.name)
     return found
 
@@ -356,28 +356,36 @@ def build_registry(
     The top-level ``cost_caps`` section changes the cost caps of every heuristic; a
     ``cost_caps`` key inside a heuristic's section changes some of its levels for that one.
     """
-    cfg = config_mapping or {}
-    if not isinstance(cfg, Mapping):
-        raise ConfigError("<root>", f"expected a mapping, got {type(cfg).__name__}")
+    overrides = config_mapping or {}
+    if not isinstance(overrides, Mapping):
+        raise HeuristicsConfigError("<root>", f"expected a mapping, got {type(overrides).__name__}")
     catalog = available_heuristics() if heuristics is None else tuple(map(as_heuristic, heuristics))
     by_name = {h.name: h for h in catalog}
     if COST_CAPS_KEY in by_name:
-        raise ConfigError(COST_CAPS_KEY, "a heuristic cannot take this name (it is a config key)")
-    for key in cfg:
+        raise HeuristicsConfigError(
+            COST_CAPS_KEY, "a heuristic cannot take this name (it is a config key)"
+        )
+    for key in overrides:
         if key not in by_name and key != COST_CAPS_KEY:
-            raise ConfigError(str(key), f"unknown heuristic (known: {', '.join(by_name)})")
-    shared = cost_caps_from_mapping(DEFAULT_COST_CAPS, cfg.get(COST_CAPS_KEY), COST_CAPS_KEY)
+            raise HeuristicsConfigError(
+                str(key), f"unknown heuristic (known: {', '.join(by_name)})"
+            )
+    shared = cost_caps_from_mapping(DEFAULT_COST_CAPS, overrides.get(COST_CAPS_KEY), COST_CAPS_KEY)
     entries = []
     for heuristic in catalog:
-        section = cfg.get(heuristic.name)
+        section = overrides.get(heuristic.name)
         if section is None:
             section = {}
         if not isinstance(section, Mapping):
-            raise ConfigError(heuristic.name, f"expected a mapping, got {type(section).__name__}")
+            raise HeuristicsConfigError(
+                heuristic.name, f"expected a mapping, got {type(section).__name__}"
+            )
         section = dict(section)
         enabled = section.pop("enabled", True)
         if not isinstance(enabled, bool):
-            raise ConfigError(f"{heuristic.name}.enabled", f"expected true/false, got {enabled!r}")
+            raise HeuristicsConfigError(
+                f"{heuristic.name}.enabled", f"expected true/false, got {enabled!r}"
+            )
         caps = cost_caps_from_mapping(
             shared, section.pop(COST_CAPS_KEY, None), f"{heuristic.name}.{COST_CAPS_KEY}"
         )

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from sparkscope.cli.main import cli
+from sparkscope.config.reference import render
 from sparkscope.config.settings import SETTINGS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,6 +24,12 @@ def test_every_setting_is_documented() -> None:
     reference = (DOCS / "configuration.md").read_text()
     missing = [s.name for s in SETTINGS if f"`{s.name}`" not in reference]
     assert not missing, f"settings missing from docs/configuration.md: {missing}"
+
+
+def test_the_configuration_reference_is_the_settings_table() -> None:
+    """Defaults, allowed values and help come from sparkscope/config/settings.py: `make docs`."""
+    page = (DOCS / "configuration.md").read_text()
+    assert render(page) == page, "docs/configuration.md is stale: run make docs"
 
 
 def test_readme_has_exactly_two_setup_commands_and_ci_runs_the_test_one() -> None:

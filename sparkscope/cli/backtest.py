@@ -50,10 +50,13 @@ def backtest(
         _whatif(config, names, as_json)
         return
     started = time.perf_counter()
-    cfg = config.predictions
+    prediction_config = config.predictions
     factory = make_sessionmaker(make_engine(config.database_url))
     per_key, overall = backtest_database(
-        factory, cfg, names, cfg.min_history if min_history is None else min_history
+        factory,
+        prediction_config,
+        names,
+        prediction_config.min_history if min_history is None else min_history,
     )
     if names and not per_key:
         fail_usage(f"no stored runs for {', '.join(names)}")

@@ -13,10 +13,12 @@ from sparkscope.models import (  # noqa: F401  (registers every table)
     analysis,
     app_rows,
     application,
+    eventlog,
     fetch,
     notify,
     pipeline,
     predictions,
+    sql,
     summary,
     whatif,
 )

@@ -21,21 +21,23 @@ from sparkscope.prediction.runs import load_runs, succeeded
 
 def backtest_database(
     factory: sessionmaker[Session],
-    cfg: PredictionConfig,
+    prediction_config: PredictionConfig,
     names: Sequence[str] = (),
     min_history: int = 5,
 ) -> tuple[dict[str, Metrics], Metrics]:
     """Metrics per key (keys with a scored run) and over every key."""
     with factory() as session:
-        runs = _runs(session, cfg, names)
-    results = run_backtest(runs, cfg.level, cfg.class_aware)
+        runs = _runs(session, prediction_config, names)
+    results = run_backtest(runs, prediction_config.level, prediction_config.class_aware)
     # In key order, so `backtest --json` prints the same document for the same runs.
-    per_key = {k: metrics([results[k]], cfg.level, min_history) for k in sorted(results)}
+    per_key = {
+        k: metrics([results[k]], prediction_config.level, min_history) for k in sorted(results)
+    }
     per_key = {k: m for k, m in per_key.items() if m.n}
-    return per_key, metrics(results.values(), cfg.level, min_history)
+    return per_key, metrics(results.values(), prediction_config.level, min_history)
 
 
-def _runs(session: Session, cfg: PredictionConfig, names: Sequence[str]) -> list[Run]:
+def _runs(session: Session, prediction_config: PredictionConfig, names: Sequence[str]) -> list[Run]:
     apps = session.execute(
         select(
             Application.id,
@@ -51,7 +53,7 @@ def _runs(session: Session, cfg: PredictionConfig, names: Sequence[str]) -> list
     several = len({a.server_id for a in apps}) > 1
     keyed = []
     for a in apps:
-        key = recurring_key(a.name, cfg.key_patterns)
+        key = recurring_key(a.name, prediction_config.key_patterns)
         if names and key not in names and a.name not in names:
             continue
         # Keys are per server; with several servers the label says which.

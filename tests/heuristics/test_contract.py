@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from heuristics.params import ConfigError
+from heuristics.params import HeuristicsConfigError
 from heuristics.registry import (
     ENTRY_POINT_GROUP,
     INPUT_FIELDS,
@@ -212,5 +212,5 @@ def test_broken_third_party_heuristic_is_a_config_error(
     site: Path, target: str, modules: dict[str, str], message: str
 ) -> None:
     _install_dist(site, "sparkscope_test_plugin", {"broken": target}, modules)
-    with pytest.raises(ConfigError, match=message):
+    with pytest.raises(HeuristicsConfigError, match=message):
         build_registry({})

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from heuristics.builtin.parallelism import stage_skew, task_granularity
-from heuristics.params import ConfigError
+from heuristics.params import HeuristicsConfigError
 from heuristics.registry import build_registry, builtin_heuristics
 from heuristics.result import (
     Details,
@@ -132,7 +132,7 @@ def test_shipped_yaml_holds_only_overrides() -> None:
     ],
 )
 def test_bad_config_names_the_key_path(config: dict, path: str) -> None:
-    with pytest.raises(ConfigError) as info:
+    with pytest.raises(HeuristicsConfigError) as info:
         build_registry(config)
     assert info.value.path == path
     assert path in str(info.value)
@@ -328,7 +328,7 @@ def test_a_finding_not_capped_by_cost_keeps_its_severity() -> None:
 
 def test_a_heuristic_cannot_take_the_cost_caps_name() -> None:
     module = fake_module("cost_caps", lambda app, params: no_data("x"))
-    with pytest.raises(ConfigError) as info:
+    with pytest.raises(HeuristicsConfigError) as info:
         build_registry({}, heuristics=[module])
     assert info.value.path == "cost_caps"
 

@@ -51,6 +51,7 @@ class Params:
     recovered_weight: float = param(
         0.5,
         "weight of a failed attempt whose stage later completed (weight)",
+        maximum=1.0,
     )
 
 

@@ -76,6 +76,7 @@ class Params:
     disk_throughput_bytes_per_s: int = param(
         100_000_000,
         "assumed local disk throughput for the time estimate (bytes per second; 100 MB/s)",
+        minimum=1,
     )
 
 

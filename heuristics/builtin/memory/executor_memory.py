@@ -85,6 +85,7 @@ class Params:
     suggested_headroom: float = param(
         1.25,
         "suggested size = peak x this, rounded up to 512 MiB (factor)",
+        minimum=1.0,
     )
 
 

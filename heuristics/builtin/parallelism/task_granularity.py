@@ -101,6 +101,7 @@ class Params:
     target_task_ms: int = param(
         60 * 1000,
         "task time that a suggested partition count aims at (ms; 60 s)",
+        minimum=1,
     )
     assumed_task_overhead_ms: int = param(
         10,

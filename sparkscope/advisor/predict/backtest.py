@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sparkscope.advisor.predict import classaware, rolling
-from sparkscope.advisor.predict.rolling import Point
+from sparkscope.advisor.predict.rolling import PredictedRun
 
 #: Residuals of other runs kept for keys with too few of their own (the conformal fallback).
 POOL = 500
@@ -39,7 +39,7 @@ class KeyResult:
 
     key: str
     runs: list[Run]
-    points: list[Point | None] = field(default_factory=list)
+    points: list[PredictedRun | None] = field(default_factory=list)
     forecasts: list[tuple[float, float, float] | None] = field(default_factory=list)
 
 

@@ -68,6 +68,8 @@ _LOCAL = re.compile(r"^local\[(\d+|\*)(?:,\d+)?\]$")
 _DATE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 _DIGITS = re.compile(r"\d+")
+#: A whole number as Spark writes one ('²' is a digit to str.isdigit, not to int).
+_ASCII_DIGITS = re.compile(r"[0-9]{1,18}")
 #: Stages kept per run for the per-stage causes of a regression.
 MAX_STAGES = 40
 EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
@@ -216,7 +218,7 @@ def run_features(
         "executor_memory_bytes": parse_size(spark.get("spark.executor.memory"), "m") or 1 << 30,
         "shuffle_partitions": float(
             int(spark.get("spark.sql.shuffle.partitions", "200") or 200)
-            if spark.get("spark.sql.shuffle.partitions", "200").strip().isdigit()
+            if _ASCII_DIGITS.fullmatch(spark.get("spark.sql.shuffle.partitions", "200").strip())
             else 200
         ),
         "aqe": 1.0 if aqe else 0.0,

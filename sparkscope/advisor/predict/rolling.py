@@ -48,7 +48,7 @@ FEW_RUNS = 4
 
 
 @dataclass
-class Point:
+class PredictedRun:
     """The outcome for one run: every candidate's prediction and what serves."""
 
     predictions: dict[str, float]
@@ -89,7 +89,7 @@ def log_error(actual: float | None, predicted: float | None) -> float | None:
 
 
 def _recent(
-    points: Sequence[Point | None], y: Any, ok: Any, i: int, runs: int, forecast_: bool
+    points: Sequence[PredictedRun | None], y: Any, ok: Any, i: int, runs: int, forecast_: bool
 ) -> list[dict[str, float]]:
     """Log errors of the latest ``runs`` successful runs before ``i`` that have a point."""
     out: list[dict[str, float]] = []
@@ -165,15 +165,15 @@ def predict_run(
     ok: Any,
     t: Any,
     i: int,
-    points: Sequence[Point | None],
+    points: Sequence[PredictedRun | None],
     level: float,
     pooled: Sequence[float] = (),
     pooled_forecast: Sequence[float] = (),
     extra: Mapping[str, float] | None = None,
-) -> Point:
+) -> PredictedRun:
     """Predict run ``i`` (and forecast it as the next run) from the runs before it."""
     idx = _training(ok, i)
-    point = Point(predictions={}, n_train=len(idx))
+    point = PredictedRun(predictions={}, n_train=len(idx))
     if len(idx) == 0:
         return point
     Xt, yt = X[idx], y[idx]
@@ -192,8 +192,8 @@ def predict_run(
 
 
 def _serve(
-    point: Point,
-    points: Sequence[Point | None],
+    point: PredictedRun,
+    points: Sequence[PredictedRun | None],
     y: Any,
     ok: Any,
     i: int,
@@ -215,15 +215,17 @@ def _serve(
     point.forecast_model = _forecast_model(point, points, y, ok, i)
 
 
-def _forecast_model(point: Point, points: Sequence[Point | None], y: Any, ok: Any, i: int) -> str:
+def _forecast_model(
+    point: PredictedRun, points: Sequence[PredictedRun | None], y: Any, ok: Any, i: int
+) -> str:
     default = DEFAULT_FORECAST if DEFAULT_FORECAST in point.forecasts else "ewma"
     point.recent_forecast_errors = _recent(points, y, ok, i, RESIDUAL_RUNS, True)
     return choose(list(point.forecasts), point.recent_forecast_errors, default) or default
 
 
 def forecast_interval(
-    point: Point,
-    points: Sequence[Point | None],
+    point: PredictedRun,
+    points: Sequence[PredictedRun | None],
     y: Any,
     ok: Any,
     i: int,
@@ -261,7 +263,7 @@ def next_forecast(
     y: Any,
     ok: Any,
     t: Any,
-    points: Sequence[Point | None],
+    points: Sequence[PredictedRun | None],
     level: float,
     pooled: Sequence[float] = (),
 ) -> tuple[float, float, float, str] | None:
@@ -270,7 +272,7 @@ def next_forecast(
     idx = _training(ok, n)
     if len(idx) == 0:
         return None
-    point = Point(predictions={}, forecasts=forecast.candidates(X[idx], y[idx], t[idx]))
+    point = PredictedRun(predictions={}, forecasts=forecast.candidates(X[idx], y[idx], t[idx]))
     point.forecast_model = _forecast_model(point, points, y, ok, n)
     out = forecast_interval(point, points, y, ok, n, level, pooled)
     return None if out is None else (*out, point.forecast_model)
