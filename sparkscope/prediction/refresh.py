@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -124,7 +124,7 @@ def _refresh_key(
     since: int,
     new_runs: Sequence[RunRow],
     cfg: PredictionConfig,
-    pool: Sequence[float],
+    pool: Mapping[str, Sequence[float]],
     fpool: Sequence[float],
     model: classaware.ClassAware | None,
 ) -> int:
@@ -171,7 +171,9 @@ def _refresh_key(
             points.append(r.point)
             continue
         extra = {"class_gbdt": float(extras[i])} if i in extras else None
-        p = rolling.predict_run(X, y, ok, t, i, points, cfg.level, pool, fpool, extra)
+        p = rolling.predict_run(
+            X, y, ok, t, i, points, cfg.level, pool, fpool, extra, cfg.min_history
+        )
         points.append(p)
         f = rolling.forecast_interval(p, points, y, ok, i, cfg.level, fpool)
         v, excess = verdict.verdict(
@@ -203,13 +205,20 @@ def _refresh_key(
                 model=p.model or "",
                 n_train=p.n_train,
                 verdict=v,
+                regime=p.regime.kind,
+                regime_ratio=_num(p.regime.stored_ratio),
+                regime_feature=p.regime.feature or None,
+                difficulty=float(p.difficulty),
                 excess_pct=_num(excess),
                 causes=causes,
                 computed_at_ms=at,
             )
         )
         computed += 1
-    _store_forecast(session, server_id, key, X, y, ok, t, points, cfg, fpool, len(runs), since)
+    basis = rolling.next_basis(X, y, ok, points, cfg.level, pool, cfg.min_history)
+    _store_forecast(
+        session, server_id, key, X, y, ok, t, points, cfg, fpool, len(runs), since, basis
+    )
     return computed
 
 
@@ -226,8 +235,10 @@ def _store_forecast(
     fpool: Sequence[float],
     nstored_runs: int,
     since: int,
+    basis: dict[str, Any] | None = None,
 ) -> None:
-    """The forecast of the run after the last one, stored for the key."""
+    """The forecast of the run after the last one, stored for the key (with ``basis``: what it
+    needs to answer for a next run of another size, see advisor.predict.nextrun)."""
     fc = rolling.next_forecast(X, y, ok, t, points, cfg.level, fpool)
     total = nstored_runs
     if since >= 0:  # the stored slice may not start at the key's first run
@@ -260,6 +271,7 @@ def _store_forecast(
             level=cfg.level,
             model=fc[3] if fc else "",
             next_start_ms=next_start,
+            basis=basis,
             computed_at_ms=now_ms(),
         )
     )
