@@ -6,6 +6,8 @@ Each one can be run alone with its own options:
   python -m benchmarks.web_bench --help       web: p50/p95 latency of every page on a 100,000-application fleet
   python -m benchmarks.predict_bench --help   predictions: fetch-time cost per new run, backtest over a fleet
   python -m benchmarks.whatif_bench --help    what-if: accuracy on the scaling corpus, sizing, curve latency
+  python -m benchmarks.model_eval --help      prediction forms compared per regime (docs/dev/models.md;
+                                              not run here: tens of minutes)
 """
 
 from __future__ import annotations

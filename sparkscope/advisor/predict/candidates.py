@@ -35,9 +35,11 @@ class Options:
     ones (``benchmarks.model_eval`` flips them to reproduce the figures)."""
 
     #: How the work line may become the default: "record" (its out-of-sample errors on the
-    #: key's latest earlier runs against the incumbent's; "nested" below ``MIN_SCORED`` such
-    #: runs), "nested" (leave-one-out, its terms chosen again without the run left out),
-    #: "press" (leave-one-out of the hat matrix, its terms as chosen on all the runs) or "".
+    #: key's latest earlier runs past its first ones against the incumbent's; "nested" below
+    #: ``MIN_SCORED`` such runs), "nested" (leave-one-out, its terms chosen again without the
+    #: run left out), "press" (leave-one-out of the hat matrix, its terms as chosen on all the
+    #: runs) or "". Whatever the rule, below four training runs the work line's slots prior
+    #: serves (the incumbent is the median there), and below ``MIN_SCORED`` the PRESS decides.
     work_default: str = "record"
     #: How the served lines continue beyond the range of sizes: "" (straight), "local",
     #: "history", "mean" (of "history" and straight, in log space) or "split" (whichever of
@@ -102,19 +104,18 @@ def default_line(
     inc = lines.incumbent
     if not options.work_default or not lines.work_terms:
         return inc
-    if options.work_default == "press":
+    if len(yt) < workline.FIT_RUNS:  # the incumbent is the median there: the slots' prior
+        return WORK_MODEL
+    if options.work_default == "press" or len(yt) < MIN_SCORED:  # too few for a nested test
         return WORK_MODEL if lines.press[WORK_MODEL] < lines.press[inc] else inc
     if options.work_default == "record":
-        # Runs the two predicted alike (fewer than four training runs: both the median) say
-        # nothing about which is better.
+        # Runs the two predicted alike say nothing about which is better.
         both = [
             e for e in recent if inc in e and WORK_MODEL in e and abs(e[inc] - e[WORK_MODEL]) > 1e-9
         ][:SELECT_RUNS]
         if len(both) >= MIN_SCORED:
             work = sum(abs(e[WORK_MODEL]) for e in both)
             return WORK_MODEL if work < sum(abs(e[inc]) for e in both) else inc
-    if len(yt) < MIN_SCORED:
-        return inc
     return WORK_MODEL if nested_loo(Xt, yt, WORK_MODEL) < nested_loo(Xt, yt, inc) else inc
 
 

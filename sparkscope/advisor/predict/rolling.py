@@ -176,7 +176,10 @@ def predict_run(
         point.predictions.update({k: v for k, v in extra.items() if v and v > 0})
     point.forecasts = forecast.candidates(Xt, yt, t[idx])
     recent = _recent(points, y, ok, i, RESIDUAL_RUNS, False)
-    default = candidates.default_line(lines, Xt, yt, [s.errors for s in recent], options)
+    # The lines' record: the key's earlier runs past its first ones (lines of two runs say
+    # nothing about lines of twenty).
+    record = [s.errors for s in recent if s.kind != NEW_KEY]
+    default = candidates.default_line(lines, Xt, yt, record, options)
     pool = pool_for(pooled, point.regime.kind)
     _serve(point, recent, level, pool, default, options)
     if point.model in lines.alternative:

@@ -41,6 +41,8 @@ COUNTS = (("tasks", _I["tasks"]), ("jobs", _I["jobs"]), ("stages", _I["stages"])
 ITERATIONS = _I["iterations"]
 ARGS = (("arg_0", _I["arg_0"]), ("arg_1", _I["arg_1"]))
 EXPONENTS = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5)
+#: Below this many runs no term is chosen (see ``_few_runs``).
+FIT_RUNS = 4
 #: No prediction below this share of the fastest training run (as the other lines).
 FLOOR = 0.2
 
@@ -183,15 +185,34 @@ def _distinct(cand: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _few_runs(X: Any, y: Any, work: Any, size_col: int | None) -> WorkLine:
+    """Two or three runs: too few to choose terms. When their task slots differ, the one term
+    a first principle gives: the work spread over the slots (Ernest's scale / machines, with a
+    fixed part), if its cost comes out non-negative; else the median work."""
+    import numpy as np
+
+    median = WorkLine(median_work=float(np.median(work)))
+    if len(y) < 2 or size_col is None or not _varies(X[:, SLOTS]):
+        return median
+    per_slot = np.maximum(X[:, size_col], 0.0) / np.maximum(X[:, SLOTS], 1.0)
+    A = np.column_stack([np.ones(len(y)), per_slot])
+    w, *_ = np.linalg.lstsq(A, work, rcond=None)
+    if w[1] < 0 or w[0] < 0:
+        return median
+    line = WorkLine(["size_per_slot"], [float(w[1])], float(w[0]), 1.0, size_col)
+    line.y_min = float(y.min())
+    return line
+
+
 def fit(X: Any, y: Any, sublinear: bool = True) -> WorkLine:
     """The work line of the training runs ``X``, ``y`` (see the module docstring)."""
     import numpy as np
 
     work = y - X[:, STARTUP]
     n = len(y)
-    if n < 4:
-        return WorkLine(median_work=float(np.median(work)))
     size_col = _size_col(X)
+    if n < FIT_RUNS:
+        return _few_runs(X, y, work, size_col)
     design = _Design(_distinct(columns(X, size_col, 1.0)), work, y)
     chosen: list[str] = []
     w, press = design.ols(chosen)

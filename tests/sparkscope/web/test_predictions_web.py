@@ -85,7 +85,10 @@ def test_predictions_on_the_recorded_corpus(fresh_db_url: str, tmp_path: Path) -
     first = client.get("/api/apps/local-1795976515177").get_json()["prediction"]
     assert first["verdict"] == "insufficient_history" and first["expected_ms"] is None
     hist = client.get("/api/history?name=store_revenue_rollup").get_json()
-    assert set(hist["forecast"]) == {"expected_ms", "low_ms", "high_ms", "level", "model"}
+    assert set(hist["forecast"]) == {
+        "expected_ms", "low_ms", "high_ms", "level", "model", "assumes",
+    }  # fmt: skip
+    assert hist["forecast"]["assumes"]  # what the forecast knows of the next run
     assert (
         hist["forecast"]["low_ms"] <= hist["forecast"]["expected_ms"] <= hist["forecast"]["high_ms"]
     )
