@@ -8,7 +8,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8080
 export SPARKSCOPE_DATA_DIR ?= $(CURDIR)/data
 
-.PHONY: setup setup-test db run demo-data fetch test lint fmt check bench clean
+.PHONY: setup setup-test db run demo-data fetch test lint fmt docs check bench clean
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -31,6 +31,7 @@ demo-data: setup  ## load the recorded real applications into the embedded SQLit
 	$(PY) -m sparkscope fetch --url demo/recurring-events
 	$(PY) -m sparkscope fetch --url demo/scaling-events
 	$(PY) -m sparkscope fetch --url demo/iterative-events
+	$(PY) -m sparkscope fetch --url demo/sql-events
 
 run: demo-data  ## install, load the demo data and serve on http://$(HOST):$(PORT)
 	$(PY) -m sparkscope serve --host $(HOST) --port $(PORT)
@@ -47,6 +48,9 @@ lint:  ## ruff check + format check, mypy, and the layer contract (pyproject [to
 fmt:
 	$(PY) -m ruff check --fix .
 	$(PY) -m ruff format .
+
+docs:  ## regenerate the settings table of docs/configuration.md from sparkscope/config/settings.py
+	$(PY) -m sparkscope.config.reference docs/configuration.md
 
 # Without TEST_DATABASE_URL, `test` starts a throwaway PostgreSQL in $(PGDIR) and stops it again when
 # the run ends (passed, failed or interrupted); a server already running there is left running.

@@ -1,11 +1,14 @@
 """Run every benchmark with its defaults and print the figures: `python -m benchmarks` (or `make bench`).
 
 Each one can be run alone with its own options:
-  python -m benchmarks.fetch_bench --help     fetcher: apps/s, requests/app, bytes, peak RSS, ratio to a bare crawl
+  python -m benchmarks.fetch_bench --help     fetcher: CPU per application by phase (SQLite, PostgreSQL), ratio to a bare crawl, requests/app
   python -m benchmarks.rescore_bench --help   heuristics: re-scoring apps/s over 10,000 stored applications
   python -m benchmarks.web_bench --help       web: p50/p95 latency of every page on a 100,000-application fleet
   python -m benchmarks.predict_bench --help   predictions: fetch-time cost per new run, backtest over a fleet
   python -m benchmarks.whatif_bench --help    what-if: accuracy on the scaling corpus, sizing, curve latency
+  python -m benchmarks.eventlog_bench --help  event logs: equivalence with a real SHS, speed ratio, CPU/app, memory
+  python -m benchmarks.redaction_bench --help redaction: CPU per application, worst case of each pattern
+  python -m benchmarks.limits_bench --help    what-if limits: the worst allowed requests and the refused probes
   python -m benchmarks.model_eval --help      prediction forms compared per regime (docs/dev/models.md;
                                               not run here: tens of minutes)
 """
@@ -14,7 +17,16 @@ from __future__ import annotations
 
 import sys
 
-from benchmarks import fetch_bench, predict_bench, rescore_bench, web_bench, whatif_bench
+from benchmarks import (
+    eventlog_bench,
+    fetch_bench,
+    limits_bench,
+    predict_bench,
+    redaction_bench,
+    rescore_bench,
+    web_bench,
+    whatif_bench,
+)
 
 
 def main() -> int:
@@ -25,6 +37,9 @@ def main() -> int:
         ("web", web_bench.main),
         ("predictions", predict_bench.main),
         ("what-if", whatif_bench.main),
+        ("event logs", eventlog_bench.main),
+        ("redaction", redaction_bench.main),
+        ("what-if limits", limits_bench.main),
     ):
         print(f"== {name} ==", flush=True)
         code = run([])

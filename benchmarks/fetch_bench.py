@@ -1,19 +1,21 @@
 """Fetcher benchmark: `sparkscope fetch` against a scaled replay of real SHS responses.
 
-A separate process serves the responses recorded from a real Spark 4.0.1 History Server
-(demo/spark-events) over HTTP on 127.0.0.1, scaled to N applications (app ``bench-000123`` answers
-with recorded app ``123 % 21``'s bodies), with an added latency per request and an added "replay"
-delay on the first request of each application (a real SHS replays the event log then). Then:
+The replay server (:mod:`benchmarks.replay_server`, a process of its own) serves the responses
+recorded from a real Spark 4.0.1 History Server, scaled to N applications. For each database
+(SQLite, and PostgreSQL: a throwaway server and database) two runs:
 
-1. the fetch (client, parse, load into a fresh database, analysis) runs in its own process, which
-   reports its wall time, requests, bytes and peak RSS;
-2. a bare crawl requests exactly the URLs the fetch requested (as the replay server logged them), per application in the same order,
-   with the same thread count and one ``requests.Session`` per thread, reading every body and
-   doing nothing else.
+1. **CPU**: the fetch (client, parse, load, per-application pipeline) of ``--cpu-apps``
+   applications at zero SHS latency into a fresh database, in a process of its own; its CPU time
+   (user + system, every thread) per fetched application, split by phase
+   (:mod:`benchmarks.cpu_phases`), and the CPU of a bare crawl of the same URLs for comparison;
+2. **ratio**: the fetch of ``--apps`` applications with ``--latency-ms`` per request and
+   ``--replay-ms`` on each application's first request, and a bare crawl that requests exactly
+   the URLs the fetch requested (as the replay server logged them), per application in the same
+   order, with the same thread count and one ``requests.Session`` per thread, reading every body
+   and doing nothing else; the ratio of their wall times.
 
-Prints apps/s, requests/app, bytes, peak RSS and the ratio fetch wall time / crawl wall time.
-
-    python -m benchmarks.fetch_bench --apps 2000 --latency-ms 40 --replay-ms 400 --threads 4
+    python -m benchmarks.fetch_bench [--databases sqlite,postgresql] [--cpu-apps 420]
+        [--apps 2000 --latency-ms 40 --replay-ms 400 --threads 4] [--postgres-url URL]
 """
 
 from __future__ import annotations
@@ -22,154 +24,73 @@ import argparse
 import json
 import multiprocessing as mp
 import resource
+import subprocess
 import sys
 import tempfile
 import threading
 import time
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
 from urllib.request import urlopen
 
+from benchmarks.cpu_phases import PHASES
+from benchmarks.replay_server import serve
+
 ROOT = Path(__file__).resolve().parent.parent
-RECORDING = ROOT / "demo" / "spark-events"
-BASE_END_MS = 1_795_000_000_000
+TARGET_CPU_MS = 10.0
+TARGET_RATIO = 1.15
 
 
-# ------------------------------------------------------------------------------- replay server
-
-
-def _load_recording() -> tuple[list[str], dict[str, dict[str, bytes]], list[dict[str, Any]]]:
-    from fetcher.shs.replay import INDEX, LISTING_KEY
-
-    index = json.loads((RECORDING / INDEX).read_text())["requests"]
-    listing = json.loads((RECORDING / index[LISTING_KEY]).read_text())
-    base_ids = sorted(a["id"] for a in listing)
-    bodies: dict[str, dict[str, bytes]] = defaultdict(dict)
-    for key, rel in index.items():
-        if key == LISTING_KEY or "/" not in key.split("?")[0]:
-            continue
-        app_id = key.split("/")[1]
-        rest = key.split("/", 2)[2] if key.count("/") >= 2 else ""
-        bodies[app_id][rest] = (RECORDING / rel).read_bytes()
-    return base_ids, bodies, listing
-
-
-def serve(port_queue: Any, n_apps: int, latency_s: float, replay_s: float) -> None:
-    """Run the scaled replay server until killed (in its own process)."""
-    from fetcher.shs.replay import filter_listing
-
-    base_ids, bodies, listing = _load_recording()
-    by_id = {a["id"]: a for a in listing}
-    apps: list[dict[str, Any]] = []
-    for i in range(n_apps):
-        base = by_id[base_ids[i % len(base_ids)]]
-        attempt = dict(base["attempts"][0])
-        end = BASE_END_MS + i * 60_000
-        attempt.update(
-            endTimeEpoch=end,
-            startTimeEpoch=end - attempt.get("duration", 10_000),
-            lastUpdatedEpoch=end,
-        )
-        from fetcher.shs.endpoints import shs_time
-
-        attempt.update(
-            endTime=shs_time(end),
-            startTime=shs_time(attempt["startTimeEpoch"]),
-            lastUpdated=shs_time(end),
-        )
-        apps.append(
-            {"id": f"bench-{i:06d}", "name": f"{base['name']} #{i % 50}", "attempts": [attempt]}
-        )
-    apps.sort(key=lambda a: a["attempts"][0]["endTimeEpoch"], reverse=True)
-    replayed: set[str] = set()
-    served: list[str] = []
-    lock = threading.Lock()
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-        def _send(self, status: int, body: bytes) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def do_GET(self) -> None:  # noqa: N802 - http.server's name
-            if self.path == "/__served":  # what the fetch asked for, in order, for the crawl
-                with lock:
-                    self._send(200, json.dumps(served).encode())
-                return
-            with lock:
-                served.append(self.path.removeprefix("/api/v1/"))
-            parts = urlsplit(self.path)
-            path = unquote(parts.path).removeprefix("/api/v1/")
-            params = parse_qsl(parts.query)
-            time.sleep(latency_s)
-            if path == "applications":
-                self._send(200, json.dumps(filter_listing(apps, params)).encode())
-                return
-            segs = path.split("/", 2)
-            if len(segs) < 3 or not segs[1].startswith("bench-"):
-                self._send(404, b"unknown app")
-                return
-            index = int(segs[1].split("-")[1])
-            base = base_ids[index % len(base_ids)]
-            with lock:
-                first = segs[1] not in replayed
-                replayed.add(segs[1])
-            if first:
-                time.sleep(replay_s)
-            key = segs[2] + (
-                "?" + "&".join(f"{k}={v}" for k, v in sorted(params)) if params else ""
-            )
-            body = bodies[base].get(key)
-            self._send(200, body) if body is not None else self._send(404, b"not recorded")
-
-    ThreadingHTTPServer.daemon_threads = True
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.request_queue_size = 128
-    port_queue.put(server.server_address[1])
-    server.serve_forever()
+def _cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 # ------------------------------------------------------------------------------------- fetch
 
 
 def run_fetch(url: str, db_url: str, threads: int, out_queue: Any) -> None:
-    """The real fetch (client, parse, load, analysis) in a process of its own."""
+    """The real fetch (client, parse, load, pipeline) in a process of its own, as `sparkscope
+    fetch` runs it; reports its wall and CPU time, per phase too, requests, bytes and peak RSS."""
     import logging
 
     logging.basicConfig(level=logging.WARNING)
+    from benchmarks.cpu_phases import instrument
     from fetcher.job import run_server
     from fetcher.options import FetchOptions
     from sparkscope import migrate
     from sparkscope.analysis.heuristics_config import load_heuristics
     from sparkscope.config.loader import BUNDLED_CONFIG_DIR, FetcherConfig, ServerConfig
     from sparkscope.db import make_engine, make_sessionmaker
+    from sparkscope.pipeline.steps import Pipeline
 
+    clock = instrument()
     migrate.upgrade(db_url)
     engine = make_engine(db_url)
-    registry = load_heuristics(str(BUNDLED_CONFIG_DIR / "heuristics.yaml"))
-    started = time.perf_counter()
+    factory = make_sessionmaker(engine)
+    pipeline = Pipeline(registry=load_heuristics(str(BUNDLED_CONFIG_DIR / "heuristics.yaml")))
+    started, cpu = time.perf_counter(), _cpu_s()
     result = run_server(
-        make_sessionmaker(engine),
+        factory,
         ServerConfig(name="bench", url=url, read_timeout_s=120),
         FetcherConfig(threads=threads, retries=0),
         FetchOptions(threads=threads),
-        registry=registry,
+        pipeline=pipeline,
     )
-    wall = time.perf_counter() - started
+    wall, cpu = time.perf_counter() - started, _cpu_s() - cpu
+    phases = dict(clock.seconds)
+    complete_cpu = _cpu_s()
+    pipeline.complete(factory)
+    complete_cpu = _cpu_s() - complete_cpu
+    engine.dispose()
     out_queue.put(
         {
             "wall_s": wall,
+            "cpu_s": cpu,
+            "phases_s": phases,
+            "complete_cpu_s": complete_cpu,
             "loaded": result.loaded,
             "failed": len(result.failed),
             "requests": result.requests,
@@ -179,8 +100,9 @@ def run_fetch(url: str, db_url: str, threads: int, out_queue: Any) -> None:
     )
 
 
-def crawl(url: str, urls: list[str], threads: int) -> float:
-    """Request the same URLs, grouped per application, with the same threads; read bodies only."""
+def crawl(url: str, urls: list[str], threads: int) -> tuple[float, float]:
+    """Request the same URLs, grouped per application, with the same threads; read bodies only.
+    Returns (wall seconds, CPU seconds of this process)."""
     import requests
 
     per_app: dict[str, list[str]] = defaultdict(list)
@@ -204,69 +126,178 @@ def crawl(url: str, urls: list[str], threads: int) -> float:
             n += len(session().get(f"{url}/api/v1/{p}", timeout=120).content)
         return n
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), _cpu_s()
     get_all(listing)
     with ThreadPoolExecutor(max_workers=threads) as pool:
         list(pool.map(get_all, per_app.values()))
-    return time.perf_counter() - started
+    return time.perf_counter() - started, _cpu_s() - cpu
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the benchmark and print its figures."""
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--apps", type=int, default=2000)
-    ap.add_argument("--latency-ms", type=float, default=40.0, help="added to every request")
-    ap.add_argument(
-        "--replay-ms", type=float, default=400.0, help="added to an app's first request"
-    )
-    ap.add_argument("--threads", type=int, default=4)
-    ap.add_argument("--database-url", help="default: a fresh SQLite file")
-    args = ap.parse_args(argv)
-
+def run_case(
+    db_url: str, apps: int, latency_ms: float, replay_ms: float, threads: int
+) -> dict[str, Any]:
+    """One fetch of ``apps`` applications into ``db_url`` and one bare crawl of its URLs."""
     ctx = mp.get_context("spawn")
 
     def start_server() -> tuple[Any, str]:
         port_q = ctx.Queue()
         process = ctx.Process(
-            target=serve,
-            args=(port_q, args.apps, args.latency_ms / 1000, args.replay_ms / 1000),
-            daemon=True,
+            target=serve, args=(port_q, apps, latency_ms / 1000, replay_ms / 1000), daemon=True
         )
         process.start()
         return process, f"http://127.0.0.1:{port_q.get(timeout=120)}"
 
     server, url = start_server()
-    tmp = tempfile.mkdtemp(prefix="sparkscope-fetch-bench-")
-    db_url = args.database_url or f"sqlite:///{tmp}/bench.db"
     out_q = ctx.Queue()
-    fetch_proc = ctx.Process(target=run_fetch, args=(url, db_url, args.threads, out_q))
+    fetch_proc = ctx.Process(target=run_fetch, args=(url, db_url, threads, out_q))
     fetch_proc.start()
-    fetched = out_q.get()
-    urls = json.loads(urlopen(f"{url}/__served", timeout=60).read())
-    fetch_proc.join()
-    server.kill()
-    server.join()
+    try:
+        fetched = out_q.get()
+        urls = json.loads(urlopen(f"{url}/__served", timeout=60).read())
+    finally:
+        fetch_proc.join()
+        server.kill()
+        server.join()
     # a fresh server, so the crawl pays the same first-request replay delays
     server, url = start_server()
-    crawl_s = crawl(url, urls, args.threads)
-    server.kill()
-    apps = max(1, fetched["loaded"])
+    try:
+        fetched["crawl_wall_s"], fetched["crawl_cpu_s"] = crawl(url, urls, threads)
+    finally:
+        server.kill()
+        server.join()
+    fetched["urls"] = len(urls)
+    return fetched
+
+
+# ------------------------------------------------------------------------------------ report
+
+
+def _per_app_ms(seconds: float, run: dict[str, Any]) -> float:
+    return seconds * 1000 / max(1, run["loaded"])
+
+
+def report_cpu(runs: dict[str, dict[str, Any]], apps: int, threads: int) -> None:
+    """The CPU table, one column per database."""
+    names = list(runs)
     print(
-        f"fetch benchmark: {args.apps} apps, {args.threads} threads, "
-        f"+{args.latency_ms:.0f} ms/request, +{args.replay_ms:.0f} ms first request per app, "
-        f"database {db_url.split(':', 1)[0]}"
+        f"\nour CPU per fetched application, zero SHS latency: {apps} applications "
+        f"(the 21 recorded ones, repeated), {threads} threads, fresh database"
     )
-    print(f"  loaded            {fetched['loaded']} (failed {fetched['failed']})")
+    print(f"  {'':<28}" + "".join(f"{n:>12}" for n in names))
+
+    def line(label: str, values: list[str]) -> None:
+        print(f"  {label:<28}" + "".join(f"{v:>12}" for v in values))
+
+    line("loaded (failed)", [f"{r['loaded']} ({r['failed']})" for r in runs.values()])
+    line("requests/app", [f"{r['requests'] / max(1, r['loaded']):.2f}" for r in runs.values()])
+    line("wall (s)", [f"{r['wall_s']:.1f}" for r in runs.values()])
+    line(
+        f"CPU/app (ms, target <= {TARGET_CPU_MS:.0f})",
+        [f"{_per_app_ms(r['cpu_s'], r):.2f}" for r in runs.values()],
+    )
+    for phase in PHASES:
+        line(f"  {phase}", [f"{_per_app_ms(r['phases_s'][phase], r):.2f}" for r in runs.values()])
+    line(
+        "  other",
+        [f"{_per_app_ms(r['cpu_s'] - sum(r['phases_s'].values()), r):.2f}" for r in runs.values()],
+    )
+    line(
+        "bare crawl CPU/app (ms)",
+        [f"{_per_app_ms(r['crawl_cpu_s'], r):.2f}" for r in runs.values()],
+    )
+    line("queued steps, per run (CPU s)", [f"{r['complete_cpu_s']:.2f}" for r in runs.values()])
+
+
+def report_ratio(runs: dict[str, dict[str, Any]], args: argparse.Namespace) -> None:
+    """The ratio table, one column per database."""
+    names = list(runs)
     print(
-        f"  fetch wall        {fetched['wall_s']:.1f} s  ({fetched['loaded'] / fetched['wall_s']:.1f} apps/s)"
+        f"\nratio to a bare crawl: {args.apps} applications, {args.threads} threads, "
+        f"+{args.latency_ms:.0f} ms/request, +{args.replay_ms:.0f} ms first request per app"
     )
-    print(f"  bare crawl wall   {crawl_s:.1f} s  (same {len(urls)} URLs)")
-    print(f"  ratio fetch/crawl {fetched['wall_s'] / crawl_s:.3f}  (target <= 1.15)")
-    print(f"  requests/app      {fetched['requests'] / apps:.2f}")
-    print(
-        f"  bytes             {fetched['bytes'] / 1e6:.1f} MB ({fetched['bytes'] / apps / 1e3:.0f} kB/app)"
+    print(f"  {'':<28}" + "".join(f"{n:>12}" for n in names))
+
+    def line(label: str, values: list[str]) -> None:
+        print(f"  {label:<28}" + "".join(f"{v:>12}" for v in values))
+
+    line("loaded (failed)", [f"{r['loaded']} ({r['failed']})" for r in runs.values()])
+    line("fetch wall (s)", [f"{r['wall_s']:.1f}" for r in runs.values()])
+    line("apps/s", [f"{r['loaded'] / r['wall_s']:.1f}" for r in runs.values()])
+    line("bare crawl wall (s)", [f"{r['crawl_wall_s']:.1f}" for r in runs.values()])
+    line(
+        f"ratio (target <= {TARGET_RATIO})",
+        [f"{r['wall_s'] / r['crawl_wall_s']:.3f}" for r in runs.values()],
     )
-    print(f"  peak RSS (fetch)  {fetched['peak_rss_mb']:.0f} MB  (target <= 300 MB at 10,000 apps)")
+    line("requests/app", [f"{r['requests'] / max(1, r['loaded']):.2f}" for r in runs.values()])
+    line("kB/app", [f"{r['bytes'] / max(1, r['loaded']) / 1e3:.0f}" for r in runs.values()])
+    line("CPU/app (ms)", [f"{_per_app_ms(r['cpu_s'], r):.2f}" for r in runs.values()])
+    line("peak RSS (MB)", [f"{r['peak_rss_mb']:.0f}" for r in runs.values()])
+
+
+# -------------------------------------------------------------------------------------- main
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print its figures."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--databases", default="sqlite,postgresql", help="comma-separated")
+    ap.add_argument("--cpu-apps", type=int, default=420, help="apps of the CPU run (0: none)")
+    ap.add_argument("--apps", type=int, default=2000, help="apps of the ratio run (0: none)")
+    ap.add_argument("--latency-ms", type=float, default=40.0, help="ratio run: every request")
+    ap.add_argument("--replay-ms", type=float, default=400.0, help="ratio run: first request")
+    ap.add_argument("--threads", type=int, default=4)
+    ap.add_argument("--postgres-url", help="server URL (default: a throwaway one in a temp dir)")
+    ap.add_argument("--pg-port", type=int, default=54391, help="port of the throwaway server")
+    args = ap.parse_args(argv)
+    databases = [d.strip() for d in args.databases.split(",") if d.strip()]
+    unknown = set(databases) - {"sqlite", "postgresql"}
+    if unknown:
+        ap.error(f"unknown database(s): {', '.join(sorted(unknown))}")
+
+    with tempfile.TemporaryDirectory(prefix="sparkscope-fetch-bench-") as tmp:
+        Path(tmp).chmod(0o755)  # pg-start.sh runs PostgreSQL as an unprivileged user
+        pg_dir = f"{tmp}/pg"
+        started_pg = False
+        made: list[str] = []  # databases made on the --postgres-url server, dropped at the end
+
+        def database(kind: str, label: str) -> str:
+            nonlocal started_pg
+            if kind == "sqlite":
+                return f"sqlite:///{tmp}/{label}.db"
+            from benchmarks.pg import throwaway_database, throwaway_database_on
+
+            if args.postgres_url:
+                made.append(throwaway_database_on(args.postgres_url))
+                return made[-1]
+            started_pg = True
+            return throwaway_database(pg_dir, args.pg_port)
+
+        try:
+            if args.cpu_apps:
+                cpu_runs = {
+                    kind: run_case(database(kind, "cpu"), args.cpu_apps, 0, 0, args.threads)
+                    for kind in databases
+                }
+                report_cpu(cpu_runs, args.cpu_apps, args.threads)
+            if args.apps:
+                ratio_runs = {
+                    kind: run_case(
+                        database(kind, "ratio"),
+                        args.apps,
+                        args.latency_ms,
+                        args.replay_ms,
+                        args.threads,
+                    )
+                    for kind in databases
+                }
+                report_ratio(ratio_runs, args)
+        finally:
+            from benchmarks.pg import drop_database
+
+            for url in made:
+                drop_database(url)
+            if started_pg:
+                subprocess.run([str(ROOT / "scripts" / "pg-stop.sh"), pg_dir], check=False)
     return 0
 
 

@@ -25,6 +25,7 @@ from sqlalchemy import Connection, Engine, func, select, text
 from sparkscope import migrate
 from sparkscope.accounting import day_summary as summary
 from sparkscope.analysis.heuristics_config import load_heuristics
+from sparkscope.analysis.results import impact_of
 from sparkscope.config.loader import BUNDLED_CONFIG_DIR
 from sparkscope.db import make_engine, now_ms
 from sparkscope.models.application import Application
@@ -97,6 +98,7 @@ APP_COLUMNS = (
     "analysis_fingerprint",
     "allocated_core_hours",
     "wasted_core_hours",
+    "impact_core_hours",
 )
 STAGE_COLUMNS = (
     "application_id",
@@ -225,6 +227,10 @@ def make_app_rows(
     worst = rng.choices(range(5), weights=SEVERITY_WEIGHTS)[0]
     tasks = num_stages * rng.choice((50, 200, 1000))
     gc_ms = int(run_ms * rng.uniform(0.01, 0.2))
+    # The worst finding carries the app's worst severity; a couple of quieter ones go with it.
+    fired = rng.sample(HEURISTICS, 3)
+    levels = [worst, rng.randint(0, worst), 0]
+    results = [_result(h, level, rng) for h, level in zip(fired, levels, strict=True)]
     rows.application.append(
         (
             pk,
@@ -261,6 +267,7 @@ def make_app_rows(
             fingerprint,
             allocated,
             wasted,
+            impact_of(results),
         )
     )
     step = max(1, duration_ms // (num_stages + 1))
@@ -348,10 +355,6 @@ def make_app_rows(
     }
     for key, value in props.items():
         rows.environment_property.append((pk, "spark", key, value))
-    # The worst finding carries the app's worst severity; a couple of quieter ones go with it.
-    fired = rng.sample(HEURISTICS, 3)
-    levels = [worst, rng.randint(0, worst), 0]
-    results = [_result(h, level, rng) for h, level in zip(fired, levels, strict=True)]
     rows.analysis.append((pk, end_ms, json.dumps(results)))
     rows.analysis_result.extend(_finding_row(pk, r) for r in results if r["severity"])
 

@@ -19,10 +19,31 @@ def throwaway_database(datadir: str | None = None, port: int | None = None) -> s
     if datadir is not None:
         args += [datadir, str(port or 54391)]
     out = subprocess.run(args, check=True, capture_output=True, text=True)
-    server_url = out.stdout.strip().splitlines()[-1]
+    return throwaway_database_on(out.stdout.strip().splitlines()[-1])
+
+
+def throwaway_database_on(server_url: str) -> str:
+    """URL of a new, empty database on the server of ``server_url`` (dropped with
+    :func:`drop_database`, or with the server)."""
     name = f"sparkscope_bench_{uuid.uuid4().hex[:8]}"
-    admin = create_engine(server_url, isolation_level="AUTOCOMMIT")
+    admin = create_engine(_admin_url(server_url), isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
         conn.execute(text(f'CREATE DATABASE "{name}"'))
     admin.dispose()
     return make_url(server_url).set(database=name).render_as_string(hide_password=False)
+
+
+def drop_database(url: str) -> None:
+    """Drop a database :func:`throwaway_database_on` made."""
+    name = make_url(url).database
+    admin = create_engine(_admin_url(url), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+def _admin_url(url: str) -> str:
+    parsed = make_url(url).set(database="postgres")
+    if parsed.drivername in ("postgresql", "postgres", "postgresql+psycopg2"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    return parsed.render_as_string(hide_password=False)

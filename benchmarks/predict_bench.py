@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> None:
     y = np.array([r.duration_ms or 0.0 for r in key])
     ok = np.ones(len(key), bool)
     t = np.array([float(r.start_ms) for r in key])
-    points: list[rolling.Point | None] = []
+    points: list[rolling.PredictedRun | None] = []
     for i in range(len(key) - 1):
         points.append(rolling.predict_run(X, y, ok, t, i, points, 0.8))
     started = time.process_time()

@@ -109,7 +109,7 @@ def clone(engine: Engine, target: int) -> int:
 #: A threshold edit that moves some applications across a boundary: the realistic re-score.
 EDIT = """\
 task_granularity:
-  min_tasks_for_tiny: 5000
+  tiny_min_tasks_per_slot: 5000
 task_failures:
   failed_task_rate: {low: 0.05, moderate: 0.1, severe: 0.2, critical: 0.4}
 """

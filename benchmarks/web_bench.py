@@ -21,6 +21,7 @@ from sqlalchemy import func, select
 
 from benchmarks.fleet import BIG_APP_ID, RECURRING_NAME, generate, recurring_compare_ids
 from benchmarks.pg import throwaway_database
+from benchmarks.sql_plan import attach, fleet_app_id
 from sparkscope.analysis.heuristics_config import load_heuristics
 from sparkscope.analysis.scoring import analyze_all
 from sparkscope.config.loader import BUNDLED_CONFIG_DIR, parse_config
@@ -59,17 +60,36 @@ def rescore_opened(url: str, app_ids: Sequence[str]) -> int:
         engine.dispose()
 
 
-def scenarios(compare_ids: Sequence[str]) -> list[tuple[str, str, bool]]:
+def scenarios(compare_ids: Sequence[str], sql_app: str = "") -> list[tuple[str, str, bool]]:
     """(label, path, with the per-process caches) of every measured request."""
     left, right = (list(compare_ids) + ["", ""])[:2]
     name = quote(RECURRING_NAME)
     return [
+        ("application, 200-node plan", f"/apps/{sql_app}", False),
+        ("application, 200-node plan + text", f"/apps/{sql_app}?query=0", False),
+        ("api/apps/<id>/sql, 200 nodes", f"/api/apps/{sql_app}/sql", False),
         ("search, no filter", "/search", False),
         ("search, name filter", "/search?name=revenue", False),
         ("search, rare name filter", "/search?name=sessionize.events%20%2312", False),
         ("search, severity filter", "/search?severity=severe", False),
         ("search, heuristic filter", "/search?heuristic=stage_skew&severity=critical", False),
         ("search, last 7 days by duration", "/search?since=7d&sort=duration", False),
+        ("search, by impact", "/search?sort=impact", False),
+        ("search, by impact, last page", "/search?sort=impact&order=asc", False),
+        ("search, by waste", "/search?sort=waste", False),
+        ("search, last day by impact", "/search?since=1d&sort=impact", False),
+        ("search, critical by impact", "/search?severity=critical&sort=impact", False),
+        (
+            "search, heuristic by impact",
+            "/search?heuristic=stage_skew&severity=critical&sort=impact",
+            False,
+        ),
+        (
+            "search, exactly none, last day",
+            "/search?severity=none&severity_mode=exactly&since=1d",
+            False,
+        ),
+        ("search, regressions", "/search?verdict=regression", False),
         ("api/apps, severity filter", "/api/apps?severity=critical", False),
         ("application, 2,000 stages", f"/apps/{BIG_APP_ID}", False),
         ("application, all stages, page 1", f"/apps/{BIG_APP_ID}?stages=all", False),
@@ -90,7 +110,7 @@ def scenarios(compare_ids: Sequence[str]) -> list[tuple[str, str, bool]]:
 
 
 def measure(
-    url: str, compare_ids: Sequence[str], requests: int, only: str = ""
+    url: str, compare_ids: Sequence[str], requests: int, only: str = "", sql_app: str = ""
 ) -> list[tuple[str, float, float]]:
     """p50 and p95 in ms of each scenario (whose label contains ``only``) through the Flask test
     client."""
@@ -98,7 +118,7 @@ def measure(
     uncached = {"DASHBOARD_CACHE_SECONDS": 0, "NAMES_CACHE_SECONDS": 0}
     apps = {False: create_app(uncached, config=config), True: create_app({}, config=config)}
     results = []
-    for label, path, with_cache in scenarios(compare_ids):
+    for label, path, with_cache in scenarios(compare_ids, sql_app):
         if only not in label:
             continue
         client = apps[with_cache].test_client()
@@ -141,11 +161,13 @@ def main(argv: Sequence[str] | None = None) -> None:
             engine = make_engine(url, create=False)
             with engine.connect() as conn:
                 compare_ids = recurring_compare_ids(conn)
+            sql_app = fleet_app_id(args.apps)
+            print(f"{attach(engine, sql_app)}-node SQL plan attached to {sql_app}")
             engine.dispose()
-            rescored = rescore_opened(url, [BIG_APP_ID, *compare_ids])
+            rescored = rescore_opened(url, [BIG_APP_ID, sql_app, *compare_ids])
             if rescored:
                 print(f"re-scored {rescored} application(s) under the heuristics in force")
-            rows = measure(url, compare_ids, args.requests, args.only)
+            rows = measure(url, compare_ids, args.requests, args.only, sql_app)
         finally:
             if not args.database_url:
                 subprocess.run([str(ROOT / "scripts" / "pg-stop.sh"), f"{tmp}/pg"], check=False)

@@ -18,24 +18,24 @@ from sparkscope.config.loader import FetcherConfig, ServerConfig
 
 def dump_server(
     server: ServerConfig,
-    fcfg: FetcherConfig,
+    fetcher_config: FetcherConfig,
     out_dir: Path,
     limit: int | None = None,
     app_ids: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """Fetch the newest ``limit`` (or the named) completed apps, recording every response."""
     writer = DumpWriter(out_dir, server.url)
-    client = make_client(server, fcfg, recorder=writer.record)
-    redaction = re.compile(fcfg.redaction_regex)
+    client = make_client(server, fetcher_config, recorder=writer.record)
+    redaction = re.compile(fetcher_config.redaction_regex)
     if app_ids:
         raw = {a: client.get_json(endpoints.application(a)) for a in app_ids}
         entries = [parse_app_entry(item) for item in raw.values()]
     else:
-        listing = list_completed(client, None, limit, fcfg.listing_page_size)
+        listing = list_completed(client, None, limit, fetcher_config.listing_page_size)
         entries, raw = listing.entries, listing.raw
     entries = [e for e in entries if e.completed]
-    with ThreadPoolExecutor(max_workers=fcfg.threads) as pool:
-        list(pool.map(lambda e: fetch_app(client, e, fcfg, redaction), entries))
+    with ThreadPoolExecutor(max_workers=fetcher_config.threads) as pool:
+        list(pool.map(lambda e: fetch_app(client, e, fetcher_config, redaction), entries))
     # The replay filters the listing itself, so it needs every recorded app's listing entry.
     previous = _previous_listing(out_dir)
     merged = {**previous, **{e.app_id: raw[e.app_id] for e in entries if e.app_id in raw}}

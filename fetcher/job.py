@@ -8,6 +8,10 @@ stored complete or not at all, and the watermark (:mod:`fetcher.watermark`) move
 transaction of the application that completes a prefix of the listing. What is derived from the
 applications beyond that (predictions, what-if models) is queued by the pipeline in the same
 transaction and done by its ``complete`` once the caller has fetched every server.
+
+A database that refuses a write (read-only, full: :class:`~sparkscope.db.StorageFault`) stops the
+run there: no later application is asked for or loaded, the run is marked failed if that can
+still be written, and the fault goes up to the caller.
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from fetcher import loader, watermark
-from fetcher.listing import Plan, plan
+from fetcher.eventlog.source import EventLogSource
+from fetcher.listing import FetchPlan, plan
 from fetcher.options import FetchOptions, ServerResult
 from fetcher.parse.app import AppBundle
 from fetcher.parse.entry import AppEntry
@@ -32,7 +37,7 @@ from fetcher.shs.client import ShsClient, ShsError, ShsUnreachable, make_client
 from fetcher.shs.request_plan import fetch_app
 from fetcher.watermark import Advance
 from sparkscope.config.loader import FetcherConfig, ServerConfig
-from sparkscope.db import now_ms
+from sparkscope.db import StorageFault, factory_url, now_ms, storage_fault, storage_faults
 from sparkscope.models.fetch import FetchRun
 from sparkscope.pipeline.steps import Pipeline
 
@@ -47,23 +52,30 @@ Progress = Callable[[int, int, str], None]
 def run_server(
     factory: sessionmaker[Session],
     server: ServerConfig,
-    fcfg: FetcherConfig,
+    fetcher_config: FetcherConfig,
     opts: FetchOptions,
     pipeline: Pipeline | None = None,
     progress: Progress | None = None,
+    logs: EventLogSource | None = None,
 ) -> ServerResult:
     """Fetch new and changed completed applications of one server into the database, each with
     the per-application steps of ``pipeline`` (default: no findings stored, default settings).
+    ``logs``: the event-log source of an ``event_logs`` server, when the caller brings its own
+    (``ingest --spark`` reads the logs on a cluster).
 
-    The run's ``fetch_run`` row is finished whatever happens (an error, Ctrl-C): only a killed
-    process leaves it ``running``, and :func:`close_interrupted_runs` closes it at the next run.
+    The run's ``fetch_run`` row is finished whatever happens (an error, Ctrl-C, a database that
+    stopped taking writes, if it can still take that one): only a killed process leaves it
+    ``running``, and :func:`close_interrupted_runs` closes it at the next run.
     """
     started = time.perf_counter()
     pipeline = pipeline or Pipeline()
     result = ServerResult(server=server.name)
-    client = make_client(server, fcfg)
-    redaction = re.compile(fcfg.redaction_regex)
-    with factory() as session, session.begin():
+    if logs is None and server.event_logs:
+        logs = EventLogSource(server, fetcher_config)
+    client: ShsClient | EventLogSource = logs or make_client(server, fetcher_config)
+    redaction = re.compile(fetcher_config.redaction_regex)
+    url = factory_url(factory)
+    with storage_faults(url), factory() as session, session.begin():
         server_id = loader.ensure_server(session, server.name, server.url)
         run = FetchRun(server_id=server_id, started_at_ms=now_ms(), status="running")
         session.add(run)
@@ -72,42 +84,81 @@ def run_server(
         pipeline.start_run(session)  # once per run, not per application
     crashed: str | None = None
     try:
-        try:
-            todo = plan(factory, client, server_id, fcfg, opts, result)
-        except ShsError as exc:
-            result.unreachable = str(exc)
-            log.error("%s: cannot list applications: %s", server.name, exc)
-            todo = Plan([])
-        _fetch_and_load(
-            factory, client, server_id, fcfg, opts, todo, redaction, pipeline, result, progress
-        )
+        with storage_faults(url):
+            try:
+                if logs is not None:
+                    todo = FetchPlan(
+                        logs.plan(factory, server_id, fetcher_config, opts, result),
+                        fetch=logs.fetch,
+                        loaded=logs.loaded,
+                        failed=logs.failed,
+                    )
+                else:
+                    assert isinstance(client, ShsClient)
+                    todo = plan(factory, client, server_id, fetcher_config, opts, result)
+            except ShsError as exc:
+                result.unreachable = str(exc)
+                log.error("%s: cannot list applications: %s", server.name, exc)
+                todo = FetchPlan([])
+            _fetch_and_load(
+                factory,
+                client,
+                server_id,
+                fetcher_config,
+                opts,
+                todo,
+                redaction,
+                pipeline,
+                result,
+                progress,
+            )
+    except StorageFault as exc:
+        crashed = f"stopped: {exc}"[:2000]
+        raise
     except BaseException as exc:
         crashed = f"interrupted: {type(exc).__name__}: {exc}"[:2000]
         raise
     finally:
         result.requests, result.bytes = client.requests, client.bytes
         result.seconds = time.perf_counter() - started
-        finish_run(factory, run_id, result, crashed)
+        _finish(factory, run_id, result, crashed)
     return result
+
+
+def _finish(
+    factory: sessionmaker[Session], run_id: int, result: ServerResult, crashed: str | None
+) -> None:
+    """Finish the run's row. When the run is already going up with an error, failing to write
+    that too must not hide the error: the row stays ``running`` and the next run closes it."""
+    try:
+        finish_run(factory, run_id, result, crashed)
+    except SQLAlchemyError as exc:
+        if crashed is None:
+            fault = storage_fault(factory_url(factory), exc)
+            if fault is None:
+                raise
+            raise fault from exc
+        log.debug("could not mark the run failed (the next run will)", exc_info=exc)
 
 
 def _fetch_and_load(
     factory: sessionmaker[Session],
-    client: ShsClient,
+    client: ShsClient | EventLogSource,
     server_id: int,
-    fcfg: FetcherConfig,
+    fetcher_config: FetcherConfig,
     opts: FetchOptions,
-    todo: Plan,
+    todo: FetchPlan,
     redaction: re.Pattern[str],
     pipeline: Pipeline,
     result: ServerResult,
     progress: Progress | None,
 ) -> None:
     """Fetch the planned apps in a thread pool and load each one as it completes, oldest first."""
-    threads = opts.threads or fcfg.threads
+    threads = opts.threads or fetcher_config.threads
     pending: dict[Future[AppBundle], AppEntry] = {}
     queue = iter(todo.todo)
     frontier = todo.frontier
+    marks = watermark.Marks(server_id)
     done = 0
 
     def submit_more(pool: ThreadPoolExecutor) -> None:
@@ -116,38 +167,51 @@ def _fetch_and_load(
             entry = next(queue, None)
             if entry is None:
                 return
-            pending[pool.submit(fetch_app, client, entry, fcfg, redaction)] = entry
+            fetch: Callable[..., AppBundle] = todo.fetch or fetch_app
+            pending[pool.submit(fetch, client, entry, fetcher_config, redaction)] = entry
 
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="shs") as pool:
-        submit_more(pool)
-        while pending:
-            finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
-            # in plan order (oldest first), not the set's: the watermark then advances soonest
-            for fut in [f for f in pending if f in finished]:
-                entry = pending.pop(fut)
-                advance = frontier.advance_if_done(entry.key) if frontier else None
-                error = _fetch_error(fut, result)
-                if error is None and fut.exception() is None:
-                    error = _load(factory, server_id, fut.result(), pipeline, advance)
-                elif error is None:
-                    continue  # the server went away: neither loaded nor a failure of this app
-                done += 1
-                if error is None:
-                    result.loaded += 1
-                    log.info("loaded %s (%s)", entry.app_id, entry.name)
-                else:
-                    result.failed.append((entry.app_id, error))
-                    log.warning("failed %s: %s", entry.app_id, error)
-                    if not _record_failure(factory, server_id, entry, error, advance):
-                        continue
-                if frontier is not None:
-                    frontier.done(entry.key)
-                if progress is not None:
-                    progress(done, len(todo.todo), entry.app_id)
+        try:
             submit_more(pool)
+            while pending:
+                finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+                # in plan order (oldest first), not the set's: the watermark advances soonest
+                for fut in [f for f in pending if f in finished]:
+                    entry = pending.pop(fut)
+                    advance = frontier.advance_if_done(entry.key) if frontier else None
+                    error = _fetch_error(fut, result)
+                    if error is None and fut.exception() is None:
+                        error = _load(factory, fut.result(), pipeline, marks, advance, todo.loaded)
+                    elif error is None:
+                        continue  # the server went away: neither loaded nor this app's failure
+                    done += 1
+                    if error is None:
+                        result.loaded += 1
+                        log.info("loaded %s (%s)", entry.app_id, entry.name)
+                        sql_error = fut.result().sql_error
+                        if sql_error is not None:
+                            result.partial.append((entry.app_id, f"SQL executions: {sql_error}"))
+                            log.warning(
+                                "loaded %s without its SQL executions: %s", entry.app_id, sql_error
+                            )
+                    else:
+                        result.failed.append((entry.app_id, error))
+                        log.warning("failed %s: %s", entry.app_id, error)
+                        if not _record_failure(factory, entry, error, marks, advance, todo.failed):
+                            continue
+                    if frontier is not None:
+                        frontier.done(entry.key)
+                    if progress is not None:
+                        progress(done, len(todo.todo), entry.app_id)
+                submit_more(pool)
+        except BaseException:
+            # Stopping (a database that refuses writes, Ctrl-C): nothing more is asked for.
+            client.stop("the run stopped")
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
     if frontier is not None:
         with factory() as session, session.begin():
-            watermark.apply(session, server_id, frontier.advance_now())
+            marks.committed(marks.apply(session, frontier.advance_now()))
 
 
 def _fetch_error(fut: Future[AppBundle], result: ServerResult) -> str | None:
@@ -168,19 +232,28 @@ def _fetch_error(fut: Future[AppBundle], result: ServerResult) -> str | None:
 
 def _load(
     factory: sessionmaker[Session],
-    server_id: int,
     bundle: AppBundle,
     pipeline: Pipeline,
+    marks: watermark.Marks,
     advance: Advance | None,
+    loaded: Callable[[Session, int, int, AppBundle], None] | None = None,
 ) -> str | None:
     """Load one application and run the pipeline's per-application steps on it, in one
-    transaction; return an error text or None."""
+    transaction (with what its source writes beside it); return an error text or None."""
+    server_id = marks.server_id
     try:
+        prepared = pipeline.prepare(bundle)  # in memory, before the transaction
         with factory() as session, session.begin():
-            app_pk, replaced = loader.load_application(session, server_id, bundle)
-            pipeline.after_load(session, server_id, app_pk, bundle, replaced)
-            watermark.apply(session, server_id, advance)
+            stored = loader.load_application(session, server_id, bundle, prepared.application)
+            if loaded is not None:
+                loaded(session, server_id, stored.app_pk, bundle)
+            pipeline.after_load(session, server_id, bundle, stored, prepared)
+            written = marks.apply(session, advance)
+        marks.committed(written)
     except SQLAlchemyError as exc:
+        fault = storage_fault(factory_url(factory), exc)
+        if fault is not None:
+            raise fault from exc  # every later write would fail too: the run stops here
         return f"database error: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
     except Exception as exc:  # one app's data must not stop the others (e.g. a value too big)
         log.debug("unexpected error loading %s", bundle.entry.app_id, exc_info=exc)
@@ -190,20 +263,32 @@ def _load(
 
 def _record_failure(
     factory: sessionmaker[Session],
-    server_id: int,
     entry: AppEntry,
     error: str,
+    marks: watermark.Marks,
     advance: Advance | None,
+    failed: Callable[[Session, int, AppEntry], None] | None = None,
 ) -> bool:
     """Record one app's failure (and the watermark it allows); False if that failed too."""
     try:
         with factory() as session, session.begin():
             count = loader.record_failure(
-                session, server_id, entry.app_id, entry.attempt_id, error, entry.last_updated_ms
+                session,
+                marks.server_id,
+                entry.app_id,
+                entry.attempt_id,
+                error,
+                entry.last_updated_ms,
             )
-            watermark.apply(session, server_id, advance)
+            if failed is not None:
+                failed(session, marks.server_id, entry)
+            written = marks.apply(session, advance)
+        marks.committed(written)
         log.debug("%s has failed %d time(s)", entry.app_id, count)
-    except SQLAlchemyError:
+    except SQLAlchemyError as exc:
+        fault = storage_fault(factory_url(factory), exc)
+        if fault is not None:
+            raise fault from exc
         log.exception("could not record the failure of %s", entry.app_id)
         return False
     return True

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from fetcher import loader, watermark
+from fetcher.parse.app import AppBundle
 from fetcher.parse.entry import AppEntry, parse_app_entry
 from fetcher.parse.fields import ParseError
 from fetcher.shs import endpoints
@@ -116,15 +118,21 @@ def list_completed(
 
 
 @dataclass
-class Plan:
-    """What one run fetches, oldest first, and the pass whose done prefix moves the watermark."""
+class FetchPlan:
+    """What one run fetches, oldest first, and the pass whose done prefix moves the watermark.
+
+    A source other than a History Server (an event-log folder) brings its own ``fetch`` of one
+    entry and what it writes in each application's transaction (``loaded``, ``failed``)."""
 
     todo: list[AppEntry]
     frontier: Frontier | None = None
+    fetch: Callable[..., AppBundle] | None = None
+    loaded: Callable[[Session, int, int, AppBundle], None] | None = None
+    failed: Callable[[Session, int, AppEntry], None] | None = None
 
 
 def listing_window(
-    session: Session, server_id: int, fcfg: FetcherConfig, opts: FetchOptions
+    session: Session, server_id: int, fetcher_config: FetcherConfig, opts: FetchOptions
 ) -> tuple[int | None, bool]:
     """(minEndDate to list from, whether the pass counts as a reconciliation)."""
     if opts.backfill:
@@ -136,12 +144,14 @@ def listing_window(
     cov = watermark.read(session, server_id)
     if cov is None:
         return None, True  # the whole history: nothing is known yet
-    every_ms = fcfg.reconcile_every_hours * 3_600_000
+    every_ms = fetcher_config.reconcile_every_hours * 3_600_000
     due = opts.reconcile or (
         every_ms > 0
         and (cov.reconciled_at_ms is None or time.time() * 1000 - cov.reconciled_at_ms >= every_ms)
     )
-    window = fcfg.reconcile_days * DAY_MS if due else fcfg.overlap_minutes * 60_000
+    window = (
+        fetcher_config.reconcile_days * DAY_MS if due else fetcher_config.overlap_minutes * 60_000
+    )
     # Never below the covered range: older history is for --backfill / --since to load.
     return max(cov.from_ms, cov.to_ms - window), due
 
@@ -150,18 +160,18 @@ def plan(
     factory: sessionmaker[Session],
     client: ShsClient,
     server_id: int,
-    fcfg: FetcherConfig,
+    fetcher_config: FetcherConfig,
     opts: FetchOptions,
     result: ServerResult,
-) -> Plan:
+) -> FetchPlan:
     """List the server and decide which applications to fetch."""
     if opts.app_ids:
-        return Plan(_by_id(client, opts.app_ids, result))
+        return FetchPlan(_by_id(client, opts.app_ids, result))
     with factory() as session:
-        min_end, reconcile = listing_window(session, server_id, fcfg, opts)
+        min_end, reconcile = listing_window(session, server_id, fetcher_config, opts)
     if reconcile and min_end is not None:
         log.info("reconciling: listing applications that ended since %s", _when(min_end))
-    listing = list_completed(client, min_end, opts.limit, fcfg.listing_page_size)
+    listing = list_completed(client, min_end, opts.limit, fetcher_config.listing_page_size)
     complete = listing.complete_from_ms <= (min_end or 0)
     frontier = Frontier(
         [e for e in listing.entries if e.completed],
@@ -180,20 +190,21 @@ def plan(
     todo: list[AppEntry] = []
     for e in frontier.entries:
         f = failures.get(e.key)
-        if stored.get(e.key, -1) == e.last_updated_ms:
+        # A stored app with a failure row was stored without its SQL part: retried like a failure.
+        if stored.get(e.key, -1) == e.last_updated_ms and f is None:
             result.skipped += 1
-        elif _given_up(f, fcfg, e.last_updated_ms):
+        elif _given_up(f, fetcher_config, e.last_updated_ms):
             result.gave_up.append(e.app_id)
             result.skipped += 1
         else:
             todo.append(e)
             continue
         frontier.done(e.key)
-    _record_bad_entries(factory, server_id, listing.bad, failures, fcfg, result)
+    _record_bad_entries(factory, server_id, listing.bad, failures, fetcher_config, result)
     # Earlier failures the listing window no longer covers are retried by id.
     listed = {e.key for e in frontier.entries} | {(a, "") for a in listing.bad}
     for key, f in failures.items():
-        if key in listed or f.failures >= fcfg.max_app_failures:
+        if key in listed or f.failures >= fetcher_config.max_app_failures:
             continue
         try:
             entry = parse_app_entry(client.get_json(endpoints.application(key[0])))
@@ -203,13 +214,15 @@ def plan(
             continue  # still failing; counted when it is next listed or retried
         if entry.completed:
             todo.append(entry)
-    return Plan(todo, frontier)
+    return FetchPlan(todo, frontier)
 
 
-def _given_up(f: FetchFailure | None, fcfg: FetcherConfig, last_updated_ms: int | None) -> bool:
+def _given_up(
+    f: FetchFailure | None, fetcher_config: FetcherConfig, last_updated_ms: int | None
+) -> bool:
     return (
         f is not None
-        and f.failures >= fcfg.max_app_failures
+        and f.failures >= fetcher_config.max_app_failures
         and f.last_updated_ms == last_updated_ms
     )
 
@@ -219,12 +232,12 @@ def _record_bad_entries(
     server_id: int,
     bad: dict[str, str],
     failures: dict[tuple[str, str], FetchFailure],
-    fcfg: FetcherConfig,
+    fetcher_config: FetcherConfig,
     result: ServerResult,
 ) -> None:
     """Listing entries that cannot be read fail their own application only."""
     for app_id, error in bad.items():
-        if _given_up(failures.get((app_id, "")), fcfg, None):
+        if _given_up(failures.get((app_id, "")), fetcher_config, None):
             result.gave_up.append(app_id)
             result.skipped += 1
             continue

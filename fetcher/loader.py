@@ -2,16 +2,25 @@
 
 The caller owns the transaction (one per application): :func:`load_application` either writes the
 whole application or, when anything fails, the caller rolls back and nothing of it is stored.
+
+An application costs a handful of statements: the look-up of a stored version, the upsert of its
+row (``RETURNING`` its id), one bulk write per child table (:mod:`fetcher.bulk`) and the removal
+of its failure record. Only a re-fetch reads more (what the stored version contributes to the day
+summary) and deletes the stored version's rows. The statements are built once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, cast
 
-from sqlalchemy import delete, select
+from sqlalchemy import Table, bindparam, delete, select
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+from fetcher import bulk
 from fetcher.parse.app import AppBundle
 from sparkscope.accounting import day_summary as summary
 from sparkscope.db import dialect_insert, now_ms
@@ -27,10 +36,49 @@ from sparkscope.models.application import (
     Task,
 )
 from sparkscope.models.fetch import FetchFailure, HistoryServer
+from sparkscope.models.sql import SqlExecution, SqlFetch, SqlNode, SqlStage
+from sparkscope.redaction import without_credentials
+
+APPS = cast(Table, Application.__table__)
+FAILURES = cast(Table, FetchFailure.__table__)
+
+#: (table, the bundle's rows of it, the row's stage key columns when a stage must be known)
+CHILD_ROWS: tuple[tuple[Table, str, tuple[str, str] | None], ...] = tuple(
+    (cast(Table, model.__table__), rows, stage_key)
+    for model, rows, stage_key in (
+        (EnvironmentProperty, "environment", None),
+        (Executor, "executors", None),
+        (Job, "jobs", None),
+        (Stage, "stages", None),
+        (StageTaskDistribution, "distributions", ("stage_id", "attempt_id")),
+        (StageExecutor, "stage_executors", ("stage_id", "attempt_id")),
+        (Task, "tasks", ("stage_id", "stage_attempt_id")),
+        (SqlFetch, "sql_fetch", None),
+        (SqlExecution, "sql_executions", None),
+        (SqlNode, "sql_nodes", None),
+        (SqlStage, "sql_stages", None),
+    )
+)
+
+#: The columns a re-fetch keeps (its key); every other one is replaced.
+KEY_COLUMNS = ("server_id", "app_id", "attempt_id")
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """What :func:`load_application` wrote."""
+
+    app_pk: int
+    #: the application row as stored (without its id)
+    row: Mapping[str, Any]
+    #: the day-summary contribution of the version this one replaced (empty for a new one)
+    replaced: Mapping[Any, Any]
 
 
 def ensure_server(session: Session, name: str, url: str) -> int:
-    """Id of the named server, creating (or updating the URL of) its row."""
+    """Id of the named server, creating (or updating the URL of) its row (never with the
+    credentials a URL may carry: an older row that holds some is rewritten without them)."""
+    url = without_credentials(url)
     stmt = dialect_insert(session, HistoryServer).values(name=name, url=url, created_at_ms=now_ms())
     stmt = stmt.on_conflict_do_update(index_elements=["name"], set_={"url": url})
     session.execute(stmt)
@@ -39,73 +87,75 @@ def ensure_server(session: Session, name: str, url: str) -> int:
     return server_id
 
 
+_EXISTING = select(APPS.c.id, APPS.c.allocated_core_hours, APPS.c.wasted_core_hours).where(
+    APPS.c.server_id == bindparam("k_server"),
+    APPS.c.app_id == bindparam("k_app"),
+    APPS.c.attempt_id == bindparam("k_attempt"),
+)
+_CLEAR_FAILURE = delete(FAILURES).where(
+    FAILURES.c.server_id == bindparam("k_server"),
+    FAILURES.c.app_id == bindparam("k_app"),
+    FAILURES.c.attempt_id == bindparam("k_attempt"),
+)
+
+
+@cache
+def _upsert(dialect: str, columns: tuple[str, ...]) -> Any:
+    """INSERT of the application row that replaces the stored version of the same key."""
+    stmt = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(APPS)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=list(KEY_COLUMNS),
+        set_={c: stmt.excluded[c] for c in columns if c not in KEY_COLUMNS},
+    )
+    return stmt.returning(APPS.c.id)
+
+
 def load_application(
-    session: Session, server_id: int, bundle: AppBundle
-) -> tuple[int, Mapping[Any, Any]]:
-    """Upsert the application row and replace all of its child rows; return application.id and
-    the day-summary contribution of the version it replaced (empty for a new application), for
-    the pipeline to take the new one once the application's findings are stored."""
+    session: Session, server_id: int, bundle: AppBundle, analysis: Mapping[str, Any]
+) -> Loaded:
+    """Upsert the application row and replace all of its child rows.
+
+    ``analysis`` holds the application row's analysis columns, computed before the load: its
+    worst severity and the fingerprint of the heuristics config that scored it (None when it was
+    not scored), and its core-hours when scored. The row's earlier findings are derived from its
+    old rows, so a re-fetch deletes them with those (the pipeline writes the new ones).
+    """
     row = bundle.application_row()
     row["server_id"] = server_id
     row["fetched_at_ms"] = now_ms()
-    update = {k: v for k, v in row.items() if k not in ("server_id", "app_id", "attempt_id")}
-    # Findings are derived from the old rows: clear them so analysis re-scores this app.
-    update["worst_severity"] = None
-    update["analysis_fingerprint"] = None
-    existing = session.scalar(
-        select(Application.id).where(
-            Application.server_id == server_id,
-            Application.app_id == row["app_id"],
-            Application.attempt_id == row["attempt_id"],
-        )
-    )
-    before = summary.read(session, [existing])
-    stmt = dialect_insert(session, Application).values(**row)
-    stmt = stmt.on_conflict_do_update(
-        index_elements=["server_id", "app_id", "attempt_id"], set_=update
-    ).returning(Application.id)
-    app_pk = session.scalar(stmt)
-    assert app_pk is not None
+    row.update(analysis)
+    key = {"k_server": server_id, "k_app": row["app_id"], "k_attempt": row["attempt_id"]}
+    conn = session.connection()
+    found = conn.execute(_EXISTING, key).first()
+    existing = None if found is None else found.id
+    before: Mapping[Any, Any] = {}
+    stored = dict(row)
+    if "wasted_core_hours" not in row:  # not scored: a re-fetch keeps the stored core-hours
+        stored["allocated_core_hours"] = None if found is None else found.allocated_core_hours
+        stored["wasted_core_hours"] = None if found is None else found.wasted_core_hours
     if existing is not None:
         # A re-fetch replaces the application: its old rows go, in the same transaction.
-        for table in APP_CHILD_TABLES:
-            session.execute(delete(table).where(table.application_id == app_pk))
-    _bulk(session, EnvironmentProperty, app_pk, bundle.environment)
-    _bulk(session, Executor, app_pk, bundle.executors)
-    _bulk(session, Job, app_pk, bundle.jobs)
-    _bulk(session, Stage, app_pk, bundle.stages)
-    known_stages = {(s["stage_id"], s["attempt_id"]) for s in bundle.stages}
-    _bulk(
-        session,
-        StageTaskDistribution,
-        app_pk,
-        [d for d in bundle.distributions if (d["stage_id"], d["attempt_id"]) in known_stages],
-    )
-    _bulk(
-        session,
-        StageExecutor,
-        app_pk,
-        [e for e in bundle.stage_executors if (e["stage_id"], e["attempt_id"]) in known_stages],
-    )
-    _bulk(
-        session,
-        Task,
-        app_pk,
-        [t for t in bundle.tasks if (t["stage_id"], t["stage_attempt_id"]) in known_stages],
-    )
-    session.execute(
-        delete(FetchFailure).where(
-            FetchFailure.server_id == server_id,
-            FetchFailure.app_id == row["app_id"],
-            FetchFailure.attempt_id == row["attempt_id"],
+        before = summary.read(session, [existing])
+        for model in APP_CHILD_TABLES:
+            session.execute(delete(model).where(model.application_id == existing))
+    app_pk = conn.execute(_upsert(conn.dialect.name, tuple(row)), row).scalar()
+    assert app_pk is not None
+    known = {(s["stage_id"], s["attempt_id"]) for s in bundle.stages}
+    for child, attr, stage_key in CHILD_ROWS:
+        rows = getattr(bundle, attr)
+        if stage_key is not None:
+            a, b = stage_key
+            rows = [r for r in rows if (r[a], r[b]) in known]
+        bulk.write(conn, bulk.layout(child), app_pk, rows)
+    if bundle.sql_error is not None:
+        # Stored without its SQL part: counted as a failure of the app, so the next run retries it.
+        error = f"SQL executions not stored: {bundle.sql_error}"
+        record_failure(
+            session, server_id, row["app_id"], row["attempt_id"], error, row["last_updated_ms"]
         )
-    )
-    return app_pk, before
-
-
-def _bulk(session: Session, model: Any, app_pk: int, rows: list[dict[str, Any]]) -> None:
-    if rows:
-        session.execute(model.__table__.insert(), [{**r, "application_id": app_pk} for r in rows])
+    else:
+        conn.execute(_CLEAR_FAILURE, key)
+    return Loaded(app_pk, stored, before)
 
 
 def record_failure(

@@ -10,7 +10,7 @@ from pathlib import Path
 from sqlalchemy import Engine, text
 from sqlalchemy.engine import make_url
 
-from sparkscope.db import is_postgres
+from sparkscope.db import DatabaseProblem, is_postgres
 
 #: Key of the PostgreSQL advisory lock that serialises fetch runs on one database.
 ADVISORY_LOCK_KEY = 0x5350_4B53_434F_5045 & 0x7FFF_FFFF_FFFF_FFFF
@@ -42,7 +42,14 @@ def fetch_lock(engine: Engine) -> Iterator[None]:
     if lock_path is None:
         yield
         return
-    with open(lock_path, "a+") as fh:
+    try:
+        fh = open(lock_path, "a+")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise DatabaseProblem(
+            f"cannot open the fetch lock {lock_path} ({exc.strerror}): the SQLite database's "
+            "folder must be writable"
+        ) from None
+    with fh:
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

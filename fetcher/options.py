@@ -27,6 +27,8 @@ class ServerResult:
     skipped: int = 0
     failed: list[tuple[str, str]] = field(default_factory=list)
     gave_up: list[str] = field(default_factory=list)
+    #: loaded without a part that failed (its SQL executions): (app id, error); retried next run
+    partial: list[tuple[str, str]] = field(default_factory=list)
     requests: int = 0
     bytes: int = 0
     seconds: float = 0.0

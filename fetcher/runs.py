@@ -19,7 +19,7 @@ def finish_run(
 ) -> None:
     """Write the run's outcome and counts."""
     failed = crashed or result.unreachable
-    status = "failed" if failed else ("partial" if result.failed else "ok")
+    status = "failed" if failed else ("partial" if result.failed or result.partial else "ok")
     with factory() as session, session.begin():
         session.execute(
             update(FetchRun)

@@ -14,11 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache
+from typing import Any, cast
 
+from sqlalchemy import Table, bindparam, select
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from fetcher.parse.entry import AppEntry
-from sparkscope.db import dialect_insert, now_ms
+from sparkscope.db import now_ms
 from sparkscope.models.fetch import FetchWatermark
 
 
@@ -31,9 +35,15 @@ class Coverage:
     reconciled_at_ms: int | None
 
 
+_TABLE = cast(Table, FetchWatermark.__table__)
+_READ = select(_TABLE.c.covered_from_ms, _TABLE.c.covered_to_ms, _TABLE.c.reconciled_at_ms).where(
+    _TABLE.c.server_id == bindparam("server_id")
+)
+
+
 def read(session: Session, server_id: int) -> Coverage | None:
     """The server's covered range, or None before its first complete pass."""
-    row = session.get(FetchWatermark, server_id)
+    row = session.execute(_READ, {"server_id": server_id}).first()
     if row is None:
         return None
     return Coverage(row.covered_from_ms, row.covered_to_ms, row.reconciled_at_ms)
@@ -60,17 +70,22 @@ class Advance:
     reconciled: bool = False
 
 
-def apply(session: Session, server_id: int, advance: Advance | None) -> None:
-    """Widen the server's range by a done prefix (inside the caller's transaction)."""
+def apply(
+    session: Session, server_id: int, advance: Advance | None, old: Coverage | None = None
+) -> Coverage | None:
+    """Widen the server's range by a done prefix (inside the caller's transaction); returns the
+    range written (None when nothing is). ``old``: the stored range, when the caller knows it
+    (:class:`Marks`), else it is read."""
     if advance is None:
-        return
-    old = read(session, server_id)
+        return None
+    if old is None:
+        old = read(session, server_id)
     new = merged(old, advance.lo, advance.hi)
     now = now_ms()
     reconciled_at = now if advance.reconciled else (old.reconciled_at_ms if old else None)
     if new is None:
         if not advance.reconciled or old is None:
-            return
+            return None
         new = (old.from_ms, old.to_ms)
     values = {
         "covered_from_ms": new[0],
@@ -78,8 +93,37 @@ def apply(session: Session, server_id: int, advance: Advance | None) -> None:
         "reconciled_at_ms": reconciled_at,
         "updated_at_ms": now,
     }
-    stmt = dialect_insert(session, FetchWatermark).values(server_id=server_id, **values)
-    session.execute(stmt.on_conflict_do_update(index_elements=["server_id"], set_=values))
+    session.execute(_upsert(session.get_bind().dialect.name), {"server_id": server_id, **values})
+    return Coverage(new[0], new[1], reconciled_at)
+
+
+class Marks:
+    """One run's writes of a server's range: the stored range is read once, then known from what
+    the run's committed transactions wrote (a fetch holds the fetch lock: no one else writes it)."""
+
+    def __init__(self, server_id: int) -> None:
+        self.server_id = server_id
+        self._known: Coverage | None = None
+
+    def apply(self, session: Session, advance: Advance | None) -> Coverage | None:
+        """:func:`apply` in the caller's transaction; pass what it returns to :meth:`committed`
+        once that transaction has committed."""
+        return apply(session, self.server_id, advance, self._known)
+
+    def committed(self, written: Coverage | None) -> None:
+        """The transaction that wrote ``written`` committed: that is the stored range now."""
+        if written is not None:
+            self._known = written
+
+
+@cache
+def _upsert(dialect: str) -> Any:
+    """INSERT or UPDATE of a server's range (built once per dialect)."""
+    stmt = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(_TABLE)
+    columns = ("covered_from_ms", "covered_to_ms", "reconciled_at_ms", "updated_at_ms")
+    return stmt.on_conflict_do_update(
+        index_elements=["server_id"], set_={c: stmt.excluded[c] for c in columns}
+    )
 
 
 class Frontier:

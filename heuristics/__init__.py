@@ -6,9 +6,16 @@ Sparkscope's own code imports each name from the module that defines it:
 
 - :mod:`heuristics.appdata` -- the inputs (one application's data as immutable types);
 - :mod:`heuristics.result` -- severities, thresholds, findings and ``make_result``;
+- :mod:`heuristics.costcap` -- the caps on severity by a finding's cost;
 - :mod:`heuristics.params` -- ``param()`` for a ``Params`` field with its docs, and their parsing;
 - :mod:`heuristics.registry` -- the ``Heuristic`` protocol, discovery and the registry;
+- :mod:`heuristics.sparkconf`, :mod:`heuristics.tuning` -- Spark's settings, defaults by version,
+  and the settings for the next run;
 - :mod:`heuristics.builtin` -- the built-in checks, one module each.
+
+A heuristic's ``make_result(severity=...)`` is how bad the pattern is; with an ``impact`` (wall
+seconds, core-hours) the registry caps that severity by the cost, as for the built-ins. ``conf``
+gives the settings for the next run and ``stages`` the stage attempts the finding is about.
 
 Build a registry from the parsed ``config/heuristics.yaml`` mapping (overrides of the defaults)
 with ``build_registry(config)``, then call ``registry.run(app)``. Importing this package has no

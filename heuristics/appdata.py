@@ -6,9 +6,12 @@ which matters when re-scoring thousands of applications (see sparkscope.analysis
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
+
+from heuristics.sparkconf import SparkConf
 
 
 class TaskDistribution(NamedTuple):
@@ -138,6 +141,59 @@ INPUT_TASKS = TaskSelection(
 )
 
 
+class SqlMetric(NamedTuple):
+    """One metric of a SQL plan node, parsed: ``unit`` is bytes, ms, count, average (``total``
+    None, the median in ``med``) or unknown (the text in ``raw``); min/med/max are per task, and
+    the stage, attempt and task named are those of the task with the maximum."""
+
+    unit: str
+    total: float | None
+    min: float | None
+    med: float | None
+    max: float | None
+    max_stage_id: int | None
+    max_stage_attempt: int | None
+    max_task_id: int | None
+    raw: str | None
+
+
+class SqlPlanNode(NamedTuple):
+    """One node of a SQL execution's plan graph (the SHS ``nodes``), with the operator's
+    plan-text fields (``detail``: Location, PartitionFilters, Join type, Condition, ...)."""
+
+    node_id: int
+    name: str
+    codegen_id: int | None
+    op_id: int | None
+    metrics: Mapping[str, SqlMetric]
+    detail: Mapping[str, str]
+    children: tuple[int, ...]
+    parents: tuple[int, ...]
+    in_cached_plan: bool  # below an InMemoryTableScan: the cached plan, which did not run here
+    stage_ids: tuple[int, ...]
+
+
+class SqlExecutionSummary(NamedTuple):
+    """One SQL execution (a query or DataFrame action) with its plan graph, nodes by id."""
+
+    execution_id: int
+    description: str
+    status: str
+    submission_time_ms: int | None
+    duration_ms: int | None
+    success_job_ids: tuple[int, ...]
+    failed_job_ids: tuple[int, ...]
+    running_job_ids: tuple[int, ...]
+    stage_ids: tuple[int, ...]
+    adaptive: bool
+    nodes: tuple[SqlPlanNode, ...]
+
+
+#: ``AppData.sql_status``: executions read (``ok``, or ``partial`` when some parts could not be
+#: read); the application ran none; the server has no /sql; its answer failed; not fetched.
+SQL_STATUSES = ("ok", "partial", "none", "unavailable", "failed", "unknown")
+
+
 @dataclass(frozen=True)
 class AppData:
     """Everything a heuristic may read about one application attempt."""
@@ -154,3 +210,14 @@ class AppData:
     jobs: tuple[JobSummary, ...]
     stages: tuple[StageSummary, ...]
     tasks: tuple[TaskSummary, ...]  # the stored attempts INPUT_TASKS selects
+    #: The Spark version the application ran on ("4.0.1"), None when the server did not say:
+    #: Spark's defaults depend on it (see heuristics.sparkconf).
+    spark_version: str | None = None
+    sql_status: str = "unknown"  # one of SQL_STATUSES
+    sql_executions: tuple[SqlExecutionSummary, ...] = ()
+
+    @functools.cached_property
+    def conf(self) -> SparkConf:
+        """The configuration figures of ``spark_properties`` (memory, overhead, cores, local
+        mode), parsed once for every reader."""
+        return SparkConf.of(self.spark_properties)

@@ -7,7 +7,9 @@ and adapts the module. Built-ins are the modules of this package that define ``e
 third-party ones are named by the ``sparkscope.heuristics`` entry-point group.
 
 The registry, not the heuristic, fills in the result's name and thresholds and applies the
-severity rules (advice only above LOW, impact only above NONE).
+severity rules: the pattern's severity capped by the finding's cost (:mod:`heuristics.costcap`,
+for any heuristic whose outcome has an impact with numbers), and advice, settings and impact
+only above NONE.
 """
 
 from __future__ import annotations
@@ -25,8 +27,15 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from heuristics.appdata import AppData
+from heuristics.costcap import (
+    COST_CAP_DOCS,
+    COST_CAPS_KEY,
+    DEFAULT_COST_CAPS,
+    CostCaps,
+    cost_caps_from_mapping,
+)
 from heuristics.params import (
-    ConfigError,
+    HeuristicsConfigError,
     param_docs,
     params_from_mapping,
     params_to_dict,
@@ -175,7 +184,7 @@ def builtin_heuristics() -> tuple[Heuristic[Any], ...]:
 def plugin_heuristics(group: str = ENTRY_POINT_GROUP) -> tuple[Heuristic[Any], ...]:
     """Heuristics registered by installed distributions under the entry-point group, by name.
 
-    One that cannot be loaded or breaks the contract is a ConfigError naming the entry point.
+    One that cannot be loaded or breaks the contract is a HeuristicsConfigError naming the entry point.
     """
     found = []
     for ep in metadata.entry_points(group=group):
@@ -183,32 +192,33 @@ def plugin_heuristics(group: str = ENTRY_POINT_GROUP) -> tuple[Heuristic[Any], .
         try:
             found.append(as_heuristic(ep.load()))
         except ContractError as exc:
-            raise ConfigError(path, str(exc)) from None
+            raise HeuristicsConfigError(path, str(exc)) from None
         except Exception as exc:  # noqa: BLE001 - any import failure of a plugin is reported
-            raise ConfigError(
+            raise HeuristicsConfigError(
                 path, f"cannot load {ep.value}: {type(exc).__name__}: {exc}"
             ) from None
     return tuple(sorted(found, key=lambda h: h.name))
 
 
 def available_heuristics() -> tuple[Heuristic[Any], ...]:
-    """Built-in then third-party heuristics; a name used twice is a ConfigError."""
+    """Built-in then third-party heuristics; a name used twice is a HeuristicsConfigError."""
     found = (*builtin_heuristics(), *plugin_heuristics())
     seen: set[str] = set()
     for h in found:
         if h.name in seen:
-            raise ConfigError(h.name, "two heuristics have this name (a plugin clashes)")
+            raise HeuristicsConfigError(h.name, "two heuristics have this name (a plugin clashes)")
         seen.add(h.name)
     return found
 
 
 @dataclass(frozen=True)
 class Entry:
-    """One configured heuristic: the heuristic, whether it runs, and its params."""
+    """One configured heuristic: the heuristic, whether it runs, its params and its cost caps."""
 
     heuristic: Heuristic[Any]
     enabled: bool
     params: Any
+    caps: CostCaps = DEFAULT_COST_CAPS
 
     @property
     def name(self) -> str:
@@ -245,8 +255,16 @@ class Registry:
         raise KeyError(name)
 
     def effective_config(self) -> dict[str, dict[str, object]]:
-        """The normalized config: every heuristic with `enabled` and all of its params."""
-        return {e.name: {"enabled": e.enabled, **params_to_dict(e.params)} for e in self.entries}
+        """The normalized config: every heuristic with `enabled`, all of its params and its cost
+        caps (``build_registry`` of this mapping gives the same registry)."""
+        return {
+            e.name: {
+                "enabled": e.enabled,
+                **params_to_dict(e.params),
+                COST_CAPS_KEY: e.caps.to_dict(),
+            }
+            for e in self.entries
+        }
 
     @functools.cached_property
     def fingerprint(self) -> str:
@@ -256,8 +274,8 @@ class Registry:
 
     @functools.cached_property
     def digests(self) -> dict[str, str]:
-        """Per heuristic, a short digest of its name, version and params (not of whether it is
-        enabled, which does not change its result).
+        """Per heuristic, a short digest of its name, version, params and cost caps (not of
+        whether it is enabled, which does not change its result).
 
         Heuristics are pure functions of (application, params): a result stored with the digest
         a heuristic has now is the result running it again would give. Bumping one heuristic's
@@ -265,20 +283,25 @@ class Registry:
         """
         return {
             e.name: _sha256_json(
-                {"name": e.name, "version": e.heuristic.version, **params_to_dict(e.params)}
+                {
+                    "name": e.name,
+                    "version": e.heuristic.version,
+                    **params_to_dict(e.params),
+                    COST_CAPS_KEY: e.caps.to_dict(),
+                }
             )[:16]
             for e in self.entries
         }
 
     def run_one(self, entry: Entry, app: AppData) -> HeuristicResult:
-        """Run one heuristic; one that raises (or returns no Outcome) yields a NONE internal-error
-        result."""
+        """Run one heuristic and cap its severity by its cost; one that raises (or returns no
+        Outcome) yields a NONE internal-error result."""
         thresholds = params_view(entry.params)
         try:
             outcome = entry.heuristic.evaluate(app, entry.params)
             if not isinstance(outcome, Outcome):
                 raise TypeError(f"evaluate returned {type(outcome).__name__}, not Outcome")
-            return outcome.to_result(entry.name, thresholds)
+            return outcome.to_result(entry.name, thresholds, entry.caps.allowed(outcome.impact))
         except Exception as exc:  # noqa: BLE001 - one broken heuristic must not hide the rest
             title = f"internal error: {type(exc).__name__}: {exc}"
             return Outcome(severity=Severity.NONE, value=None, title=title).to_result(
@@ -291,20 +314,31 @@ class Registry:
 
     def describe(self) -> list[dict[str, object]]:
         """Help-page data per heuristic: name, title, doc, version, inputs, enabled, the params in
-        force and each param's doc."""
-        return [
-            {
-                "name": e.name,
-                "title": e.heuristic.title,
-                "doc": e.heuristic.doc,
-                "version": e.heuristic.version,
-                "inputs": sorted(e.heuristic.inputs),
-                "enabled": e.enabled,
-                "params": params_to_dict(e.params),
-                "param_docs": param_docs(e.heuristic.params_type),
-            }
-            for e in self.entries
-        ]
+        force and each param's doc; the cost caps in force are listed with the params (as
+        ``cost_caps.wall_seconds`` and ``cost_caps.core_hours``) and on their own."""
+        out = []
+        for e in self.entries:
+            caps = e.caps.to_dict()
+            out.append(
+                {
+                    "name": e.name,
+                    "title": e.heuristic.title,
+                    "doc": e.heuristic.doc,
+                    "version": e.heuristic.version,
+                    "inputs": sorted(e.heuristic.inputs),
+                    "enabled": e.enabled,
+                    "params": {
+                        **params_to_dict(e.params),
+                        **{f"{COST_CAPS_KEY}.{k}": v for k, v in caps.items()},
+                    },
+                    "param_docs": {
+                        **param_docs(e.heuristic.params_type),
+                        **{f"{COST_CAPS_KEY}.{k}": doc for k, doc in COST_CAP_DOCS.items()},
+                    },
+                    COST_CAPS_KEY: caps,
+                }
+            )
+        return out
 
 
 def _sha256_json(payload: Mapping[str, Any]) -> str:
@@ -317,26 +351,44 @@ def build_registry(
     heuristics: Iterable[Heuristic[Any] | ModuleType] | None = None,
 ) -> Registry:
     """Build a Registry from the parsed heuristics config (overrides only: missing keys keep
-    their defaults) over the given heuristics, by default :func:`available_heuristics`."""
-    cfg = config_mapping or {}
-    if not isinstance(cfg, Mapping):
-        raise ConfigError("<root>", f"expected a mapping, got {type(cfg).__name__}")
+    their defaults) over the given heuristics, by default :func:`available_heuristics`.
+
+    The top-level ``cost_caps`` section changes the cost caps of every heuristic; a
+    ``cost_caps`` key inside a heuristic's section changes some of its levels for that one.
+    """
+    overrides = config_mapping or {}
+    if not isinstance(overrides, Mapping):
+        raise HeuristicsConfigError("<root>", f"expected a mapping, got {type(overrides).__name__}")
     catalog = available_heuristics() if heuristics is None else tuple(map(as_heuristic, heuristics))
     by_name = {h.name: h for h in catalog}
-    for key in cfg:
-        if key not in by_name:
-            raise ConfigError(str(key), f"unknown heuristic (known: {', '.join(by_name)})")
+    if COST_CAPS_KEY in by_name:
+        raise HeuristicsConfigError(
+            COST_CAPS_KEY, "a heuristic cannot take this name (it is a config key)"
+        )
+    for key in overrides:
+        if key not in by_name and key != COST_CAPS_KEY:
+            raise HeuristicsConfigError(
+                str(key), f"unknown heuristic (known: {', '.join(by_name)})"
+            )
+    shared = cost_caps_from_mapping(DEFAULT_COST_CAPS, overrides.get(COST_CAPS_KEY), COST_CAPS_KEY)
     entries = []
     for heuristic in catalog:
-        section = cfg.get(heuristic.name)
+        section = overrides.get(heuristic.name)
         if section is None:
             section = {}
         if not isinstance(section, Mapping):
-            raise ConfigError(heuristic.name, f"expected a mapping, got {type(section).__name__}")
+            raise HeuristicsConfigError(
+                heuristic.name, f"expected a mapping, got {type(section).__name__}"
+            )
         section = dict(section)
         enabled = section.pop("enabled", True)
         if not isinstance(enabled, bool):
-            raise ConfigError(f"{heuristic.name}.enabled", f"expected true/false, got {enabled!r}")
+            raise HeuristicsConfigError(
+                f"{heuristic.name}.enabled", f"expected true/false, got {enabled!r}"
+            )
+        caps = cost_caps_from_mapping(
+            shared, section.pop(COST_CAPS_KEY, None), f"{heuristic.name}.{COST_CAPS_KEY}"
+        )
         params = params_from_mapping(heuristic.params_type, section, heuristic.name)
-        entries.append(Entry(heuristic=heuristic, enabled=enabled, params=params))
+        entries.append(Entry(heuristic=heuristic, enabled=enabled, params=params, caps=caps))
     return Registry(entries=tuple(entries))

@@ -123,9 +123,23 @@ class Details:
     rows: tuple[tuple[object, ...], ...]
 
 
+#: A suggested setting for the next run: (Spark property, value), e.g.
+#: ("spark.sql.shuffle.partitions", "400").
+Setting = tuple[str, str]
+#: A stage attempt a finding is about: (stage id, attempt id).
+StageRef = tuple[int, int]
+
+
 @dataclass(frozen=True)
 class HeuristicResult:
-    """The outcome of one heuristic on one application."""
+    """The outcome of one heuristic on one application.
+
+    ``severity`` is what the finding is rated: ``pattern_severity`` (how bad the pattern is, by
+    the heuristic's own thresholds) capped by ``cost_cap`` (the most severe level its cost allows,
+    see :mod:`heuristics.costcap`; None when no cap applied). ``conf`` holds the settings this
+    finding suggests for the next run (empty when no setting is the fix) and ``stages`` the stage
+    attempts it is about, worst first.
+    """
 
     name: str
     severity: Severity
@@ -135,6 +149,27 @@ class HeuristicResult:
     details: Details | None
     advice: str
     impact: Impact | None
+    pattern_severity: Severity | None = None  # None: the same as severity
+    cost_cap: Severity | None = None
+    conf: tuple[Setting, ...] = ()
+    stages: tuple[StageRef, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.pattern_severity is None:
+            object.__setattr__(self, "pattern_severity", self.severity)
+
+    @property
+    def capped(self) -> bool:
+        """True when the cost cap lowered the severity below the pattern's."""
+        return self.cost_cap is not None and self.severity < (self.pattern_severity or 0)
+
+    def cap_note(self) -> str:
+        """ "SEVERE pattern, capped to LOW by its cost of 35 s" when the cap lowered the severity,
+        else ""."""
+        if not self.capped:
+            return ""
+        pattern = Severity(self.pattern_severity or 0).name
+        return f"{pattern} pattern, capped to {self.severity.name} by its cost of {cost_text(self.impact)}"
 
     def to_dict(self, thresholds: bool = True) -> dict[str, object]:
         """JSON-able form; inverse of from_dict. Storage leaves out the thresholds
@@ -143,6 +178,8 @@ class HeuristicResult:
         out: dict[str, object] = {
             "name": self.name,
             "severity": int(self.severity),
+            "pattern_severity": int(self.pattern_severity or 0),
+            "cost_cap": None if self.cost_cap is None else int(self.cost_cap),
             "value": _json_float(self.value),
             "title": self.title,
             "details": None
@@ -153,6 +190,8 @@ class HeuristicResult:
             },
             "advice": self.advice,
             "impact": None if self.impact is None else self.impact.to_dict(),
+            "conf": [[key, value] for key, value in self.conf],
+            "stages": [[stage, attempt] for stage, attempt in self.stages],
         }
         if thresholds:
             out["thresholds"] = dict(self.thresholds)
@@ -162,13 +201,20 @@ class HeuristicResult:
     def from_dict(
         cls, data: Mapping[str, Any], thresholds: Mapping[str, object] | None = None
     ) -> HeuristicResult:
-        """Rebuild a result stored with to_dict; ``thresholds`` when the stored form has none."""
+        """Rebuild a result stored with to_dict; ``thresholds`` when the stored form has none.
+
+        Documents stored before a field existed read with its default: the pattern severity is
+        the severity, no cap, no settings and no stages.
+        """
         details = data.get("details")
         impact = data.get("impact")
         stored = data.get("thresholds")
+        severity = Severity(data["severity"])
+        pattern = data.get("pattern_severity")
+        cap = data.get("cost_cap")
         return cls(
             name=data["name"],
-            severity=Severity(data["severity"]),
+            severity=severity,
             value=data.get("value"),
             title=data["title"],
             thresholds=dict(stored) if stored is not None else dict(thresholds or {}),
@@ -182,7 +228,51 @@ class HeuristicResult:
             impact=None
             if impact is None
             else Impact(impact["wall_seconds"], impact["core_hours"], impact["formula"]),
+            pattern_severity=severity if pattern is None else Severity(pattern),
+            cost_cap=None if cap is None else Severity(cap),
+            conf=tuple((str(k), str(v)) for k, v in data.get("conf") or ()),
+            stages=tuple((int(s), int(a)) for s, a in data.get("stages") or ()),
         )
+
+
+def cost_text(impact: Impact | None) -> str:
+    """An impact in words: "35 s", "1.2 core-hours", "35 s and 1.2 core-hours", or "unknown"."""
+    if impact is None:
+        return "unknown"
+    parts = []
+    if impact.wall_seconds is not None and math.isfinite(impact.wall_seconds):
+        parts.append(_fmt_seconds(impact.wall_seconds))
+    if impact.core_hours is not None and math.isfinite(impact.core_hours):
+        parts.append(f"{impact.core_hours:.2g} core-hours")
+    return " and ".join(parts) or "unknown"
+
+
+def _fmt_seconds(seconds: float) -> str:
+    if seconds <= 0:
+        return "0 s"
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 60:
+        return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def rank_key(result: HeuristicResult) -> tuple[object, ...]:
+    """Sort key that puts the finding most worth fixing first: by severity, then by how bad the
+    pattern is (so a capped SEVERE pattern comes before a LOW one), then by wall-time cost and
+    core-hours, then by name."""
+    impact = result.impact
+    wall = impact.wall_seconds if impact is not None else None
+    core = impact.core_hours if impact is not None else None
+    return (
+        -int(result.severity),
+        -int(result.pattern_severity or 0),
+        -(wall if wall is not None and math.isfinite(wall) else 0.0),
+        -(core if core is not None and math.isfinite(core) else 0.0),
+        result.name,
+    )
 
 
 def _json_float(value: float | None) -> float | None:
@@ -206,7 +296,11 @@ def app_severity(results: Iterable[HeuristicResult]) -> Severity:
 @dataclass(frozen=True, kw_only=True)
 class Outcome:
     """What a heuristic's ``evaluate`` returns: the finding without the parts the registry
-    fills in (the heuristic's name, its params as thresholds, and the severity rules)."""
+    fills in (the heuristic's name, its params as thresholds, and the severity rules).
+
+    ``severity`` is how bad the pattern is; the registry caps it by the cost in ``impact``
+    unless ``cost_capped`` is False (a finding whose cost is not time, such as a lost result).
+    """
 
     severity: Severity
     value: float | None
@@ -214,10 +308,22 @@ class Outcome:
     details: Details | None = None
     advice: str = ""
     impact: Impact | None = None
+    conf: tuple[Setting, ...] = ()
+    stages: tuple[StageRef, ...] = ()
+    cost_capped: bool = True
 
-    def to_result(self, name: str, thresholds: Mapping[str, object]) -> HeuristicResult:
-        """The stored result, enforcing the rules: advice only above LOW, impact only above NONE."""
-        severity = Severity(self.severity)
+    def to_result(
+        self,
+        name: str,
+        thresholds: Mapping[str, object],
+        cost_cap: Severity | None = None,
+    ) -> HeuristicResult:
+        """The stored result, enforcing the rules: the severity is the pattern's capped by
+        ``cost_cap`` (None: no cap); advice, settings, impact and stages only above NONE."""
+        pattern = Severity(self.severity)
+        cap = None if cost_cap is None or not self.cost_capped else Severity(cost_cap)
+        severity = pattern if cap is None else min(pattern, cap)
+        reported = severity > Severity.NONE
         return HeuristicResult(
             name=name,
             severity=severity,
@@ -225,8 +331,12 @@ class Outcome:
             title=self.title,
             thresholds=thresholds,
             details=self.details,
-            advice=self.advice if severity > Severity.LOW else "",
-            impact=self.impact if severity > Severity.NONE else None,
+            advice=self.advice if reported else "",
+            impact=self.impact if reported else None,
+            pattern_severity=pattern,
+            cost_cap=cap if pattern > Severity.NONE else None,
+            conf=tuple((str(k), str(v)) for k, v in self.conf) if reported else (),
+            stages=tuple((int(s), int(a)) for s, a in self.stages) if reported else (),
         )
 
 
@@ -238,11 +348,25 @@ def make_result(
     details: Details | None = None,
     advice: str = "",
     impact: Impact | None = None,
+    conf: Iterable[Setting] = (),
+    stages: Iterable[StageRef] = (),
+    cost_capped: bool = True,
 ) -> Outcome:
-    """A heuristic's outcome; the registry adds name and thresholds and drops advice at LOW and
-    below and impact at NONE."""
+    """A heuristic's outcome: ``severity`` is how bad the pattern is, ``conf`` the settings for
+    the next run (ordered (key, value) pairs; empty when no setting is the fix), ``stages`` the
+    (stage id, attempt id) pairs the finding is about, worst first. The registry adds name and
+    thresholds, caps the severity by the cost in ``impact`` (unless ``cost_capped`` is False),
+    and drops advice, settings, impact and stages at NONE."""
     return Outcome(
-        severity=severity, value=value, title=title, details=details, advice=advice, impact=impact
+        severity=severity,
+        value=value,
+        title=title,
+        details=details,
+        advice=advice,
+        impact=impact,
+        conf=tuple(conf),
+        stages=tuple(stages),
+        cost_capped=cost_capped,
     )
 
 

@@ -1,13 +1,15 @@
 """Spark configuration values with Spark's own parsing rules and defaults (Spark 3.x/4.x).
 
-Not a heuristic (the `config` heuristic is :mod:`heuristics.builtin.config_review`): helpers shared by the
-heuristics and by sparkscope.accounting.resources.
+Not a heuristic (the `config` heuristic is :mod:`heuristics.builtin.config_review`): the rules
+shared by the heuristics, the resource accounting and the what-if. :class:`SparkConf` holds the
+figures of one application parsed once (``AppData.conf``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -154,3 +156,128 @@ def get_bool(props: Mapping[str, str], key: str, default: bool) -> bool:
     if raw is None:
         return default
     return raw.strip().lower() == "true"
+
+
+@dataclass(frozen=True)
+class SparkConf:
+    """The figures of one application's Spark configuration that several consumers read (the
+    resource accounting, the heuristics, the what-if), parsed once with the rules above."""
+
+    local: bool
+    executor_memory_bytes: int
+    executor_overhead_bytes: int
+    driver_memory_bytes: int
+    driver_overhead_bytes: int
+    executor_cores: int | None
+    driver_cores: int
+
+    @classmethod
+    def of(cls, props: Mapping[str, str]) -> SparkConf:
+        """Parse the figures of ``props`` (an application's Spark properties)."""
+        executor_memory = executor_memory_bytes(props)
+        driver_memory = driver_memory_bytes(props)
+        return cls(
+            local=is_local_mode(props),
+            executor_memory_bytes=executor_memory,
+            executor_overhead_bytes=_overhead(
+                props,
+                "spark.executor.memoryOverhead",
+                "spark.executor.memoryOverheadFactor",
+                executor_memory,
+            ),
+            driver_memory_bytes=driver_memory,
+            driver_overhead_bytes=_overhead(
+                props,
+                "spark.driver.memoryOverhead",
+                "spark.driver.memoryOverheadFactor",
+                driver_memory,
+            ),
+            executor_cores=executor_cores(props),
+            driver_cores=driver_cores(props),
+        )
+
+
+# ----------------------------------------------------------------------------- SQL defaults
+
+#: Spark SQL settings the advice reads, with Spark's default by version: (first version, default)
+#: pairs in version order. An application of an older version than the first pair takes the
+#: first default; one of an unknown version takes the newest.
+SQL_DEFAULTS: dict[str, tuple[tuple[tuple[int, int], str], ...]] = {
+    # Adaptive query execution: on by default since 3.2.0 (SPARK-33679).
+    "spark.sql.adaptive.enabled": (((3, 0), "false"), ((3, 2), "true")),
+    "spark.sql.adaptive.coalescePartitions.enabled": (((3, 0), "true"),),
+    "spark.sql.adaptive.advisoryPartitionSizeInBytes": (((3, 0), "64MB"),),
+    "spark.sql.adaptive.skewJoin.enabled": (((3, 0), "true"),),
+    "spark.sql.adaptive.skewJoin.skewedPartitionFactor": (((3, 0), "5"),),
+    "spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes": (((3, 0), "256MB"),),
+    "spark.sql.shuffle.partitions": (((3, 0), "200"),),
+    "spark.sql.autoBroadcastJoinThreshold": (((3, 0), "10MB"),),
+    "spark.sql.files.maxPartitionBytes": (((3, 0), "128MB"),),
+    "spark.memory.fraction": (((3, 0), "0.6"),),
+}
+
+_VERSION = re.compile(r"^\s*(\d+)\.(\d+)")
+
+
+def version_tuple(version: str | None) -> tuple[int, int] | None:
+    """(major, minor) of a Spark version string such as "3.5.1" or "4.0.0-preview", else None."""
+    match = _VERSION.match(version or "")
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def default_value(key: str, version: str | None) -> str | None:
+    """Spark's default of a setting of :data:`SQL_DEFAULTS` for that version (None: not listed)."""
+    history = SQL_DEFAULTS.get(key)
+    if not history:
+        return None
+    wanted = version_tuple(version)
+    if wanted is None:
+        return history[-1][1]
+    value = history[0][1]
+    for since, default in history:
+        if wanted >= since:
+            value = default
+    return value
+
+
+def effective(props: Mapping[str, str], key: str, version: str | None) -> str | None:
+    """The value in force: the application's own setting, else Spark's default for its version."""
+    raw = props.get(key)
+    if raw is not None and raw.strip():
+        return raw.strip()
+    return default_value(key, version)
+
+
+def effective_bool(props: Mapping[str, str], key: str, version: str | None) -> bool:
+    """A boolean setting in force, read as Spark reads it ("true" in any case)."""
+    return (effective(props, key, version) or "").lower() == "true"
+
+
+def effective_bytes(props: Mapping[str, str], key: str, version: str | None) -> int | None:
+    """A size setting in force in bytes (Spark SQL sizes: a bare number is bytes)."""
+    parsed = parse_size_bytes(effective(props, key, version), "b")
+    if parsed is not None:
+        return parsed
+    return parse_size_bytes(default_value(key, version), "b")
+
+
+def effective_float(props: Mapping[str, str], key: str, version: str | None) -> float | None:
+    """A number setting in force; the default when the application's value does not parse."""
+    for raw in (effective(props, key, version), default_value(key, version)):
+        try:
+            return float(raw) if raw is not None else None
+        except ValueError:
+            continue
+    return None
+
+
+def fmt_size_setting(num_bytes: float) -> str:
+    """A size as a Spark setting value: whole MiB as "64m", else whole KiB as "512k", else bytes."""
+    value = max(1, int(num_bytes))
+    if value >= MIB and value % MIB == 0:
+        return f"{value // MIB}m"
+    if value >= MIB:
+        return f"{-(-value // MIB)}m"
+    if value >= KIB:
+        return f"{-(-value // KIB)}k"
+    return str(value)

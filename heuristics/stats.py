@@ -71,6 +71,71 @@ def approximate_task_values(dist: TaskDistribution, key: str, num_tasks: int) ->
     return out
 
 
+class TaskCurve:
+    """The ``n`` per-task values :func:`approximate_task_values` reconstructs, without building
+    them: the value of one task, how many are below a value, and the sum of the first ``c``, each
+    in O(log n + points of the curve) instead of O(n)."""
+
+    def __init__(self, dist: TaskDistribution, key: str, n: int) -> None:
+        self.qs = [float(q) for q in dist.quantiles]
+        self.vs = [float(v) for v in dist.metrics[key]]
+        self.n = n
+        self.step = 1.0 / (n - 1)
+
+    def value(self, i: int) -> float:
+        """The i-th smallest task's value (as approximate_task_values gives it)."""
+        qs, vs = self.qs, self.vs
+        q = i * self.step
+        if q <= qs[0]:
+            return vs[0]
+        j = bisect.bisect_left(qs, q)
+        if j >= len(qs):
+            return vs[-1]
+        span = qs[j] - qs[j - 1]
+        frac = 0.0 if span <= 0 else (q - qs[j - 1]) / span
+        return vs[j - 1] + frac * (vs[j] - vs[j - 1])
+
+    def count_below(self, m: float) -> int:
+        """How many tasks have a value below ``m`` (the values are sorted)."""
+        lo, hi = 0, self.n
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.value(mid) < m:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+
+    def _last_at_or_below(self, q: float) -> int:
+        """The largest i with i × step ≤ q (-1 when none), by the comparison value() makes."""
+        i = min(self.n - 1, max(-1, math.floor(q / self.step)))
+        while i + 1 < self.n and (i + 1) * self.step <= q:
+            i += 1
+        while i >= 0 and i * self.step > q:
+            i -= 1
+        return i
+
+    def prefix_sum(self, c: int) -> float:
+        """The sum of the ``c`` smallest values."""
+        qs, vs, step = self.qs, self.vs, self.step
+        c = max(0, min(c, self.n))
+        first = self._last_at_or_below(qs[0]) + 1  # tasks at or before the first quantile
+        total = vs[0] * min(c, first)
+        start = first
+        for j in range(1, len(qs)):
+            if start >= c:
+                return total
+            end = min(c, self._last_at_or_below(qs[j]) + 1)
+            count = end - start
+            if count > 0:
+                span = qs[j] - qs[j - 1]
+                slope = 0.0 if span <= 0 else (vs[j] - vs[j - 1]) / span
+                index_sum = (start + end - 1) * count / 2
+                total += count * vs[j - 1] + slope * (step * index_sum - count * qs[j - 1])
+                start = end
+        return total + vs[-1] * max(0, c - start)
+
+
 def stage_duration_ms(stage: StageSummary) -> int | None:
     """Wall time of a stage from its first task (or submission) to completion."""
     start = stage.first_task_launched_time_ms or stage.submission_time_ms

@@ -33,6 +33,11 @@ class DatabaseProblem(Exception):
     """The database cannot be used as it is; the message names it and says what to do (one line)."""
 
 
+class StorageFault(DatabaseProblem):
+    """The database refuses writes (read-only, full, failing I/O, no write permission): the
+    command stops at the first failed write, as every later one would fail too."""
+
+
 def now_ms() -> int:
     """Current time in epoch milliseconds."""
     return int(time.time() * 1000)
@@ -182,12 +187,15 @@ def describe_error(url: str | URL, error: BaseException) -> str | None:
     orig = getattr(error, "orig", None) or error
     reason = error_reason(orig)
     path = sqlite_path(url)
+    if path is not None and not path.is_file():
+        return (
+            f"the SQLite database {shown} does not exist: run `sparkscope db upgrade` "
+            f"(it creates it), or fix the URL {URL_HINT}"
+        )
+    fault = storage_fault(url, error)
+    if fault is not None:
+        return str(fault)
     if path is not None:
-        if not path.is_file():
-            return (
-                f"the SQLite database {shown} does not exist: run `sparkscope db upgrade` "
-                f"(it creates it), or fix the URL {URL_HINT}"
-            )
         if "unable to open" in reason:
             return (
                 f"cannot open the SQLite database {shown} ({reason}): check the file's permissions"
@@ -212,6 +220,62 @@ def describe_error(url: str | URL, error: BaseException) -> str | None:
             f"and port {URL_HINT}"
         )
     return None
+
+
+#: SQLite's primary result codes of a database that cannot take writes, with what to do.
+_SQLITE_FAULTS = {
+    8: ("is read-only", "make the file and its folder writable"),  # SQLITE_READONLY
+    10: ("cannot be written (I/O error)", "check the disk"),  # SQLITE_IOERR
+    13: ("is full", "free space on its disk"),  # SQLITE_FULL
+}
+#: PostgreSQL's SQLSTATEs of the same.
+_PG_FAULTS = {
+    "25006": ("is read-only", "make it writable (default_transaction_read_only, a standby?)"),
+    "53100": ("is full", "free space on the database server's disk"),
+    "58030": ("cannot be written (I/O error)", "check the database server's disk"),
+}
+
+
+def storage_fault(url: str | URL, error: BaseException) -> StorageFault | None:
+    """The one-line fault for an error raised because the database cannot take writes, else
+    None (another database problem, or a bug)."""
+    if isinstance(error, StorageFault):
+        return error
+    orig = getattr(error, "orig", None) or error
+    fault = None
+    code = getattr(orig, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        fault = _SQLITE_FAULTS.get(code & 0xFF)
+    elif isinstance(state := getattr(orig, "sqlstate", None), str):
+        fault = _PG_FAULTS.get(state)
+    if fault is None:
+        return None
+    what, fix = fault
+    shown = make_url(url)
+    if shown.drivername == POSTGRES_DRIVER:  # as the user wrote it, not as we connect
+        shown = shown.set(drivername="postgresql")
+    return StorageFault(
+        f"the database {safe_url(shown)} {what} ({error_reason(orig)}): stopped at the first "
+        f"write that failed; {fix}, then run the command again"
+    )
+
+
+@contextmanager
+def storage_faults(url: str | URL) -> Iterator[None]:
+    """Raise a database's refusal to take writes in the block as :class:`StorageFault`."""
+    try:
+        yield
+    except exc.SQLAlchemyError as error:
+        fault = storage_fault(url, error)
+        if fault is None:
+            raise
+        raise fault from error
+
+
+def factory_url(factory: sessionmaker[Session]) -> URL:
+    """The URL of the database a session factory is bound to."""
+    bind = factory.kw["bind"]
+    return bind.url if isinstance(bind, Engine) else bind.engine.url
 
 
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:

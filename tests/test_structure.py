@@ -121,3 +121,20 @@ def test_no_folder_spells_a_feature_as_a_filename_prefix() -> None:
                 f"{folder.relative_to(ROOT)}/{p}_*" for p in set(prefixes) if prefixes.count(p) >= 3
             ]
     assert crowded == []
+
+
+#: Class names the heuristic plugin contract fixes: every heuristic module defines its own.
+CONTRACT_CLASS_NAMES = {"Params"}
+
+
+def test_class_names_are_unique() -> None:
+    """One name, one class: a reader (and a traceback) never has to ask which ``Plan`` it is."""
+    where: dict[str, list[str]] = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ClassDef) and node.name not in CONTRACT_CLASS_NAMES:
+                    where.setdefault(node.name, []).append(path.relative_to(ROOT).as_posix())
+    twice = {name: paths for name, paths in where.items() if len(paths) > 1}
+    assert twice == {}

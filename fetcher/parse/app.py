@@ -8,7 +8,7 @@ from typing import Any
 
 from fetcher.parse.entry import AppEntry
 from fetcher.parse.fields import _int, _need_dict, _need_list, _opt_int, _str, _sub, parse_time_ms
-from sparkscope.redaction import redact
+from sparkscope.redaction import redact, redact_text
 
 _ENV_SECTIONS = {
     "sparkProperties": "spark",
@@ -115,6 +115,19 @@ def parse_jobs(data: Any) -> list[dict[str, Any]]:
 
 # ---------------------------------------------------------------------------------------- bundle
 
+#: Free-text fields that may quote a secret (a JDBC URL in an error, a token in a description):
+#: per kind of row, (row field, the same text in the row's raw JSON).
+_TEXT_FIELDS: dict[str, tuple[tuple[str | None, str], ...]] = {
+    "executors": (("remove_reason", "removeReason"),),
+    "jobs": (("name", "name"), ("description", "description")),
+    "stages": (
+        ("name", "name"),
+        ("failure_reason", "failureReason"),
+        (None, "description"),  # (not "details": call sites in the job's code)
+    ),
+    "tasks": (("error_message", "errorMessage"),),
+}
+
 
 @dataclass
 class AppBundle:
@@ -128,6 +141,18 @@ class AppBundle:
     distributions: list[dict[str, Any]] = field(default_factory=list)
     stage_executors: list[dict[str, Any]] = field(default_factory=list)
     tasks: list[dict[str, Any]] = field(default_factory=list)
+    #: the SQL part (fetcher.parse.sql.rows): one status row (none when not fetched), the
+    #: executions, their plan nodes and their stage links
+    sql_fetch: list[dict[str, Any]] = field(default_factory=list)
+    sql_executions: list[dict[str, Any]] = field(default_factory=list)
+    sql_nodes: list[dict[str, Any]] = field(default_factory=list)
+    sql_stages: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def sql_error(self) -> str | None:
+        """Why the SQL part failed (None when it did not)."""
+        failed = [r for r in self.sql_fetch if r["status"] == "failed"]
+        return str(failed[0]["error"] or "failed") if failed else None
 
     def merge_tasks(self, rows: list[dict[str, Any]]) -> None:
         """Add task rows; a task kept for two reasons is stored once, as 'both'."""
@@ -141,6 +166,18 @@ class AppBundle:
             elif have["kept_because"] != row["kept_because"]:
                 have["kept_because"] = "both"
                 have["error_message"] = have["error_message"] or row["error_message"]
+
+    def redact(self, pattern: re.Pattern[str]) -> None:
+        """Mask secrets in the free-text fields of every row and of its raw JSON, in place
+        (properties are redacted as they are parsed)."""
+        for kind, fields in _TEXT_FIELDS.items():
+            for row in getattr(self, kind):
+                raw = row.get("raw")
+                for field_name, raw_key in fields:
+                    if field_name is not None and row.get(field_name):
+                        row[field_name] = redact_text(row[field_name], pattern)
+                    if isinstance(raw, dict) and isinstance(raw.get(raw_key), str):
+                        raw[raw_key] = redact_text(raw[raw_key], pattern)
 
     def application_row(self) -> dict[str, Any]:
         """The application row with totals summed over stages, jobs and executors."""

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from fetcher.parse.fields import (
-    _dig,
+    _dig_path,
     _int,
     _need_dict,
     _need_list,
@@ -60,16 +60,33 @@ _EXECUTOR_METRICS: dict[str, str] = {
 # --------------------------------------------------------------------------------------- stages
 
 
-def flatten_distribution(
-    data: Mapping[str, Any], names: Mapping[str, str]
-) -> dict[str, list[float]]:
+#: (SHS name, its field within that or None, our name): the names split at their dot once.
+Paths = list[tuple[str, str | None, str]]
+
+
+def _split(names: Mapping[str, str]) -> Paths:
+    out: Paths = []
+    for shs, ours in names.items():
+        first, _, second = shs.partition(".")
+        assert "." not in second
+        out.append((first, second or None, ours))
+    return out
+
+
+_TASK_PATHS = _split(_TASK_METRICS)
+_EXECUTOR_PATHS = _split(_EXECUTOR_METRICS)
+
+
+def flatten_distribution(data: Mapping[str, Any], paths: Paths) -> dict[str, list[float]]:
     """A quantile summary (nested SHS names) -> {our name: values}."""
     out: dict[str, list[float]] = {}
-    for shs_name, ours in names.items():
-        values = _dig(data, shs_name)
+    for first, second, ours in paths:
+        values = data.get(first)
+        if second is not None:
+            values = values.get(second) if isinstance(values, dict) else None
         if isinstance(values, list):
             try:
-                out[ours] = [float(v) for v in values]
+                out[ours] = list(map(float, values))
             except (TypeError, ValueError):
                 continue  # not a numeric series: a field we do not know
     return out
@@ -84,7 +101,7 @@ def parse_task_summary(data: Any) -> dict[str, Any] | None:
         return None
     return {
         "quantiles": [float(q) for q in quantiles],
-        "metrics": flatten_distribution(data, _TASK_METRICS),
+        "metrics": flatten_distribution(data, _TASK_PATHS),
     }
 
 
@@ -135,7 +152,7 @@ def parse_stages(data: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
         if task_dist is not None:
             exec_raw = s.get("executorMetricsDistributions")
             task_dist["executor_metrics"] = (
-                flatten_distribution(exec_raw, _EXECUTOR_METRICS)
+                flatten_distribution(exec_raw, _EXECUTOR_PATHS)
                 if isinstance(exec_raw, dict)
                 else None
             )
@@ -197,7 +214,7 @@ def parse_task(
         "executor_run_time_ms": _opt_int(m.get("executorRunTime")),
         "executor_cpu_time_ns": _opt_int(m.get("executorCpuTime")),
         "jvm_gc_time_ms": _opt_int(m.get("jvmGcTime")),
-        "input_bytes": _int(_dig(m, "inputMetrics.bytesRead")),
+        "input_bytes": _int(_dig_path(m, ("inputMetrics", "bytesRead"))),
         "shuffle_read_bytes": _int(shuffle_read.get("remoteBytesRead"))
         + _int(shuffle_read.get("localBytesRead")),
         "shuffle_write_bytes": _int(shuffle_write.get("bytesWritten")),

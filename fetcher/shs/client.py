@@ -21,12 +21,16 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import requests
-from urllib3.exceptions import ReadTimeoutError
+from requests.cookies import RequestsCookieJar, extract_cookies_to_jar, merge_cookies
+from requests.utils import get_netrc_auth
+from urllib3 import BaseHTTPResponse
+from urllib3.exceptions import DecodeError, ProtocolError, ReadTimeoutError, SSLError
 
 from fetcher.shs import endpoints, safejson
 from fetcher.shs.endpoints import Params
 from fetcher.shs.transport import DeadlineAdapter, QuietRetry, Watchdog
 from sparkscope.config.loader import FetcherConfig, ServerConfig
+from sparkscope.redaction import split_credentials
 
 RETRY_STATUSES = (429, 500, 502, 503, 504)
 USER_AGENT = "sparkscope-fetcher/0.1"
@@ -65,6 +69,10 @@ class ShsBadResponse(ShsError):
     """A 200 whose body is not the JSON we expected (truncated, HTML, wrong shape)."""
 
 
+class ShsStopped(ShsError):
+    """Not sent: the run stopped asking (see :meth:`ShsClient.stop`)."""
+
+
 Recorder = Callable[[str, bytes], None]
 
 
@@ -94,7 +102,11 @@ class ShsClient:
         verify: bool | str = True,
         recorder: Recorder | None = None,
         deadline_s: float = 300.0,
+        auth: tuple[str, str] | None = None,
     ) -> None:
+        base_url, user, password = split_credentials(base_url)
+        if auth is None and (user is not None or password is not None):
+            auth = (user or "", password or "")
         self.local = is_local_source(base_url)
         if self.local:
             self.root = "http://recorded.invalid/api/v1"
@@ -103,6 +115,9 @@ class ShsClient:
             self.root = base_url.rstrip("/") + "/api/v1"
             self.source_dir = None
         self.base_url = base_url
+        # HTTP basic auth from the credentials the configured URL carried (the URL itself holds
+        # none, so no message, log line or row can show them).
+        self._auth = auth
         self.timeout = (connect_timeout_s, read_timeout_s)
         self.deadline_s = deadline_s
         self._watchdog = Watchdog()
@@ -114,6 +129,11 @@ class ShsClient:
         self._lock = threading.Lock()
         self.requests = 0
         self.bytes = 0
+        self._stopped: str | None = None
+
+    def stop(self, reason: str) -> None:
+        """Send no more requests: every later one, in any thread, raises ShsStopped at once."""
+        self._stopped = reason
 
     # -- sessions -------------------------------------------------------------------------------
 
@@ -122,6 +142,8 @@ class ShsClient:
         session.headers["User-Agent"] = USER_AGENT
         session.headers["Accept"] = "application/json"
         session.verify = self.verify
+        if self._auth is not None:
+            session.auth = self._auth
         if self.local:
             from fetcher.shs.replay import DirectoryAdapter
 
@@ -145,6 +167,17 @@ class ShsClient:
         adapter = DeadlineAdapter(max_retries=retry, pool_connections=4, pool_maxsize=4)
         session.mount("http://", adapter)
         session.mount("https://", adapter)
+        if session.trust_env:
+            # What requests takes from the environment (proxies and no_proxy, a CA bundle in
+            # REQUESTS_CA_BUNDLE, a login in ~/.netrc) is the same for every request to this
+            # server: resolved once here instead of at each request, which reads the whole
+            # environment twice.
+            env = session.merge_environment_settings(self.root, {}, None, session.verify, None)
+            session.proxies.update(env["proxies"])
+            session.verify = env["verify"]
+            if session.auth is None:  # credentials of the configured URL win over ~/.netrc
+                session.auth = get_netrc_auth(self.root)
+            session.trust_env = False
         return session
 
     @property
@@ -183,13 +216,12 @@ class ShsClient:
         """
         path, params = request
         url = self.url_for(path)
+        if self._stopped is not None:
+            raise ShsStopped(self.shown(url), f"not sent: {self._stopped}")
         deadline = self._watchdog.start(self.deadline_s)
         try:
-            if "%2E" in path:
-                resp = self._get_keeping_dots(url, params)
-            else:
-                resp = self.session.get(url, params=params, timeout=self.timeout)
-            body = resp.content
+            resp = self._get(url, params)
+            body = _read_body(resp)
         except requests.exceptions.RequestException as exc:
             raise self._request_error(self.shown(url), exc, deadline.fired) from None
         finally:
@@ -215,18 +247,49 @@ class ShsClient:
             self.recorder(endpoints.request_key(path, params), body)
         return data
 
-    def _get_keeping_dots(self, url: str, params: Params) -> requests.Response:
-        """GET a path with an id made of dots: requests would decode ``%2E`` back to ``.``."""
+    def _get(self, url: str, params: Params) -> requests.Response:
+        """GET through this thread's transport adapter (retries, deadline), streamed.
+
+        The request is prepared here from the session's headers, login and cookies rather than
+        by ``Session.request``, whose merging of per-request settings (seven of them, each
+        through runtime protocol checks) cost more than the HTTP itself; what the session adds
+        at send time is kept: cookies the server sets are kept, and a redirect is followed.
+        """
         session = self.session
-        prep = session.prepare_request(requests.Request("GET", url, params=params))
-        head, sep, query = (prep.url or url).partition("?")
-        parts = urlsplit(head)
-        segments = [
-            s.replace(".", "%2E") if s and s.strip(".") == "" else s for s in parts.path.split("/")
-        ]
-        prep.url = parts._replace(path="/".join(segments)).geturl() + sep + query
-        settings = session.merge_environment_settings(prep.url, {}, None, None, None)
-        return session.send(prep, timeout=self.timeout, **settings)
+        prep = requests.PreparedRequest()  # as PreparedRequest.prepare does, minus the no-ops
+        prep.prepare_method("GET")
+        prep.prepare_url(url, params)
+        prep.prepare_headers(session.headers)
+        if len(session.cookies):  # a copy, as Session.prepare_request makes one
+            prep.prepare_cookies(merge_cookies(RequestsCookieJar(), session.cookies))
+        prep.prepare_body(None, None)
+        if session.auth is not None:
+            prep.prepare_auth(session.auth, url)
+        prep.prepare_hooks({})
+        if "%2E" in url:  # an id made of dots: requests decodes ``%2E`` back to ``.``
+            head, sep, query = (prep.url or url).partition("?")
+            parts = urlsplit(head)
+            segments = [
+                s.replace(".", "%2E") if s and s.strip(".") == "" else s
+                for s in parts.path.split("/")
+            ]
+            prep.url = parts._replace(path="/".join(segments)).geturl() + sep + query
+        settings: dict[str, Any] = {
+            "stream": True,
+            "timeout": self.timeout,
+            "verify": session.verify,
+            "cert": session.cert,
+            "proxies": session.proxies,
+        }
+        resp = session.get_adapter(prep.url or url).send(prep, **settings)
+        if resp.is_redirect:  # rare for an SHS (a proxy in front): let the session follow it
+            resp.close()
+            if not len(session.cookies):
+                prep.prepare_cookies(RequestsCookieJar())  # the redirects keep theirs in it
+            return session.send(prep, allow_redirects=True, **settings)
+        if len(resp.cookies):
+            extract_cookies_to_jar(session.cookies, prep, resp.raw)
+        return resp
 
     def _request_error(self, url: str, exc: Exception, deadline_passed: bool) -> ShsError:
         if deadline_passed:
@@ -274,6 +337,25 @@ def _reason(exc: BaseException) -> str:
     return type(chain[-1]).__name__
 
 
+def _read_body(resp: requests.Response) -> bytes:
+    """The whole body of a streamed response in one read (requests' ``content`` reads it in
+    10 kB chunks), its errors raised as ``content`` raises them; the connection goes back to the
+    pool once the body is read."""
+    raw = resp.raw
+    if not isinstance(raw, BaseHTTPResponse):  # a transport adapter's own (a recording's)
+        return resp.content
+    try:
+        return raw.read(decode_content=True)
+    except ProtocolError as exc:
+        raise requests.exceptions.ChunkedEncodingError(exc) from exc
+    except DecodeError as exc:
+        raise requests.exceptions.ContentDecodingError(exc) from exc
+    except ReadTimeoutError as exc:
+        raise requests.exceptions.ConnectionError(exc) from exc
+    except SSLError as exc:
+        raise requests.exceptions.SSLError(exc) from exc
+
+
 def _retries_used(resp: requests.Response) -> int:
     raw = getattr(resp, "raw", None)
     retries = getattr(raw, "retries", None)
@@ -281,7 +363,9 @@ def _retries_used(resp: requests.Response) -> int:
     return len(history) if history else 0
 
 
-def make_client(server: ServerConfig, fcfg: FetcherConfig, recorder: Any = None) -> ShsClient:
+def make_client(
+    server: ServerConfig, fetcher_config: FetcherConfig, recorder: Any = None
+) -> ShsClient:
     """A client for one configured server."""
     verify: bool | str = (
         server.ca_bundle if (server.verify_tls and server.ca_bundle) else server.verify_tls
@@ -290,9 +374,12 @@ def make_client(server: ServerConfig, fcfg: FetcherConfig, recorder: Any = None)
         server.url,
         connect_timeout_s=server.connect_timeout_s,
         read_timeout_s=server.read_timeout_s,
-        retries=fcfg.retries,
-        backoff_factor_s=fcfg.backoff_factor_s,
+        retries=fetcher_config.retries,
+        backoff_factor_s=fetcher_config.backoff_factor_s,
         verify=verify,
         recorder=recorder,
         deadline_s=server.request_deadline_s,
+        auth=(server.username or "", server.password or "")
+        if server.username is not None or server.password is not None
+        else None,
     )

@@ -116,6 +116,17 @@ def failed_tasks_with_executors(
     return path, [("details", "true"), ("taskStatus", "FAILED")]
 
 
+def sql_executions(app_id: str, attempt_id: str | None, offset: int, length: int) -> Request:
+    """One page of SQL executions with their plan graphs (nodes, metrics, edges) and plan text."""
+    params: Params = [
+        ("details", "true"),
+        ("planDescription", "true"),
+        ("offset", str(offset)),
+        ("length", str(length)),
+    ]
+    return f"{_app(app_id, attempt_id)}/sql", params
+
+
 def request_key(path: str, params: Params) -> str:
     """A canonical text for a request, used to record and replay responses."""
     if not params:

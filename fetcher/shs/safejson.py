@@ -7,8 +7,11 @@ has no infinity) and a real History Server never sends them. :func:`loads` raise
 instead, so that one bad entry of a listing fails only its own application.
 
 Checking every number costs a Python call per number, so it runs only on bodies where a byte scan
-finds an exponent of three digits or a run of 19 digits (or a string that looks like one); other bodies decode at full C speed, the
-constants (``NaN``, ``Infinity``) being refused on both paths.
+finds an exponent of three digits or a run of 19 digits (or a string that looks like one). Other
+bodies, which hold no number out of range, are decoded by orjson, which refuses the constants
+(``NaN``, ``Infinity``); a body orjson refuses (those constants, a lone surrogate escape, another
+encoding than UTF-8) is decoded again by ``json``, whose result or error is then the answer, so
+the two decoders differ only in speed.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import json
 import math
 from collections.abc import Callable
 from typing import Any
+
+import orjson
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 # Every digit becomes "0" and "E" becomes "e": three substring searches then find any exponent of
@@ -75,14 +80,20 @@ _MARKING = _checked(Hostile)
 def loads(body: bytes) -> Any:
     """``json.loads`` that raises HostileNumber for NaN, infinities and integers over 64 bits."""
     if not _suspect(body):
-        return json.loads(body, parse_constant=_raise)
+        try:
+            return orjson.loads(body)
+        except orjson.JSONDecodeError:
+            return json.loads(body, parse_constant=_raise)
     return json.loads(body, parse_constant=_raise, parse_int=_STRICT[0], parse_float=_STRICT[1])
 
 
 def loads_marking(body: bytes) -> Any:
     """``json.loads`` that replaces each hostile number with a :class:`Hostile` marker."""
     if not _suspect(body):
-        return json.loads(body, parse_constant=Hostile)
+        try:
+            return orjson.loads(body)
+        except orjson.JSONDecodeError:
+            return json.loads(body, parse_constant=Hostile)
     return json.loads(body, parse_constant=Hostile, parse_int=_MARKING[0], parse_float=_MARKING[1])
 
 

@@ -11,17 +11,24 @@ applications it touches before and after, and adds the difference::
 The difference is added with one upsert per touched row (``apps = apps + delta``), so writers
 that touch the same day add up instead of overwriting each other. :func:`rebuild` recomputes the
 whole table in SQL (bulk loads, migrations, or to repair it).
+
+Wasted core-hours are summed on a grid of 2**-33 core-hour (0.42 core-microseconds): sums and
+differences of such numbers are exact in a double up to 2**20 (about a million) core-hours, so a
+row up to that holds the same number whatever the order its applications were added and taken
+away in, and the same as a recount, to the last bit (beyond it, to a double's rounding).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import cast
+from functools import cache
+from typing import Any, cast
 
 from sqlalchemy import Connection, Table, delete, select, text, tuple_
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from sparkscope.db import dialect_insert
 from sparkscope.models.analysis import AnalysisResult
 from sparkscope.models.application import Application
 from sparkscope.models.summary import DaySummary
@@ -39,6 +46,15 @@ Contributions = dict[Key, Vector]
 _CHUNK = 1000
 #: Key of the PostgreSQL advisory lock held by summary writers until they commit.
 LOCK_KEY = 0x5350_4B53_5355_4D4D
+
+
+#: Wasted core-hours are counted in multiples of 1 / GRID.
+GRID = 2**33
+
+
+def on_grid(core_hours: float) -> float:
+    """Non-negative core-hours rounded to the nearest multiple of 1 / GRID (half up)."""
+    return math.floor(core_hours * GRID + 0.5) / GRID
 
 
 def day_of(start_time_ms: int | None) -> int:
@@ -70,32 +86,60 @@ def read(session: Session, application_pks: Iterable[int | None]) -> Contributio
     for i in range(0, len(pks), _CHUNK):
         chunk = pks[i : i + _CHUNK]
         days: dict[int, int] = {}
-        for pk, start, worst, user, queue, wasted, *totals in session.execute(
-            select(
-                Application.id,
-                Application.start_time_ms,
-                Application.worst_severity,
-                Application.spark_user,
-                Application.queue,
-                Application.wasted_core_hours,
-                Application.num_executors,
-                Application.num_jobs,
-                Application.num_stages,
-                Application.num_tasks,
-            ).where(Application.id.in_(chunk))
+        for pk, *values in session.execute(
+            select(Application.id, *(Application.__table__.c[c] for c in APP_FIELDS)).where(
+                Application.id.in_(chunk)
+            )
         ):
-            day = days[pk] = day_of(start)
-            vector = (1, *(t or 0 for t in totals), wasted or 0.0, 0 if wasted is None else 1)
-            _add(out, ("severity", day, "" if worst is None else str(worst)), vector)
-            _add(out, ("user", day, user or ""), vector)
-            _add(out, ("queue", day, queue or ""), vector)
+            days[pk] = _add_application(out, dict(zip(APP_FIELDS, values, strict=True)))
         for pk, heuristic in session.execute(
             select(AnalysisResult.application_id, AnalysisResult.heuristic)
             .where(AnalysisResult.application_id.in_(chunk))
             .where(AnalysisResult.severity > 0)
         ):
             if pk in days:
-                _add(out, ("heuristic", days[pk], heuristic), (1, 0, 0, 0, 0, 0.0, 0))
+                _add(out, ("heuristic", days[pk], heuristic), _FINDING)
+    return {key: tuple(v) for key, v in out.items()}
+
+
+#: The application columns a contribution is made of.
+APP_FIELDS = (
+    "start_time_ms",
+    "worst_severity",
+    "spark_user",
+    "queue",
+    "wasted_core_hours",
+    "num_executors",
+    "num_jobs",
+    "num_stages",
+    "num_tasks",
+)
+_FINDING = (1, 0, 0, 0, 0, 0.0, 0)
+
+
+def _add_application(out: dict[Key, list[float]], app: Mapping[str, Any]) -> int:
+    """Add what one application row (:data:`APP_FIELDS`) contributes, its findings aside;
+    returns its day."""
+    day = day_of(app["start_time_ms"])
+    wasted = app["wasted_core_hours"]
+    totals = (app["num_executors"], app["num_jobs"], app["num_stages"], app["num_tasks"])
+    waste = 0.0 if wasted is None else on_grid(wasted)
+    vector = (1, *(t or 0 for t in totals), waste, 0 if wasted is None else 1)
+    worst = app["worst_severity"]
+    _add(out, ("severity", day, "" if worst is None else str(worst)), vector)
+    _add(out, ("user", day, app["spark_user"] or ""), vector)
+    _add(out, ("queue", day, app["queue"] or ""), vector)
+    return day
+
+
+def contribution(app: Mapping[str, Any], flagged: Iterable[str]) -> Contributions:
+    """What an application contributes, from its row as written (:data:`APP_FIELDS`) and the
+    heuristics of its findings (severity above none): what :func:`read` reads back once the
+    row and findings are stored, without reading them back."""
+    out: dict[Key, list[float]] = {}
+    day = _add_application(out, app)
+    for heuristic in flagged:
+        _add(out, ("heuristic", day, heuristic), _FINDING)
     return {key: tuple(v) for key, v in out.items()}
 
 
@@ -114,13 +158,7 @@ def apply(session: Session, before: Mapping[Key, Vector], after: Mapping[Key, Ve
     ]
     if not rows:
         return
-    table = cast(Table, DaySummary.__table__)
-    upsert = dialect_insert(session, table)
-    upsert = upsert.on_conflict_do_update(
-        index_elements=["dimension", "day", "key"],
-        set_={f: table.c[f] + upsert.excluded[f] for f in FIELDS},
-    )
-    session.execute(upsert, rows)
+    session.execute(_upsert(session.get_bind().dialect.name), rows)
     # A row nothing counts any more goes (its float sum may keep a rounding residue).
     emptied = [k for k, v in changed if v[0] < 0]
     if emptied:
@@ -132,10 +170,19 @@ def apply(session: Session, before: Mapping[Key, Vector], after: Mapping[Key, Ve
         )
 
 
+@cache
+def _upsert(dialect: str) -> Any:
+    """The upsert that adds a difference to a summary row (built once per dialect)."""
+    table = cast(Table, DaySummary.__table__)
+    upsert = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)
+    return upsert.on_conflict_do_update(
+        index_elements=["dimension", "day", "key"],
+        set_={f: table.c[f] + upsert.excluded[f] for f in FIELDS},
+    )
+
+
 def _changes(vector: Sequence[float]) -> bool:
-    # Adding and taking away the same core-hours may leave a float residue: not a change.
-    limits = (0, 0, 0, 0, 0, 1e-9, 0)
-    return any(abs(v) > limit for v, limit in zip(vector, limits, strict=True))
+    return any(v != 0 for v in vector)
 
 
 def _typed(vector: Sequence[float]) -> list[float | int]:
@@ -153,33 +200,46 @@ def delete_applications(session: Session, application_pks: Sequence[int]) -> Non
 
 # The same contributions as read(), for every application at once, in SQL (PostgreSQL and SQLite).
 _DAY_SQL = "CASE WHEN a.start_time_ms >= 0 THEN a.start_time_ms / 86400000 ELSE -1 END"
-_APP_SUMS = (
-    "COUNT(*), COALESCE(SUM(a.num_executors), 0), COALESCE(SUM(a.num_jobs), 0), "
-    "COALESCE(SUM(a.num_stages), 0), COALESCE(SUM(a.num_tasks), 0), "
-    "COALESCE(SUM(a.wasted_core_hours), 0), COUNT(a.wasted_core_hours)"
-)
-RECOUNT_SQL = " UNION ALL ".join(
-    [
-        f"SELECT '{dim}', {_DAY_SQL}, {key}, {_APP_SUMS} FROM application a GROUP BY 2, 3"
-        for dim, key in (
-            ("severity", "COALESCE(CAST(a.worst_severity AS VARCHAR(8)), '')"),
-            ("user", "COALESCE(a.spark_user, '')"),
-            ("queue", "COALESCE(a.queue, '')"),
-        )
-    ]
-    + [
-        f"SELECT 'heuristic', {_DAY_SQL}, r.heuristic, COUNT(*), 0, 0, 0, 0, 0, 0 "
-        "FROM analysis_result r JOIN application a ON a.id = r.application_id "
-        "WHERE r.severity > 0 GROUP BY 2, 3"
-    ]
-)
-"""(dimension, day, key, *FIELDS) of every summary row, counted from the applications."""
+#: on_grid() in SQL: floor(x + 0.5), which a cast to an integer is in SQLite (x >= 0), not in
+#: PostgreSQL (it rounds half to even).
+_ON_GRID = {
+    "postgresql": f"floor(a.wasted_core_hours * {GRID} + 0.5) / {GRID}.0",
+    "sqlite": f"CAST(a.wasted_core_hours * {GRID} + 0.5 AS INTEGER) / {GRID}.0",
+}
+
+
+def recount_sql(dialect: str) -> str:
+    """(dimension, day, key, *FIELDS) of every summary row, counted from the applications."""
+    sums = (
+        "COUNT(*), COALESCE(SUM(a.num_executors), 0), COALESCE(SUM(a.num_jobs), 0), "
+        "COALESCE(SUM(a.num_stages), 0), COALESCE(SUM(a.num_tasks), 0), "
+        f"COALESCE(SUM({_ON_GRID[dialect]}), 0), COUNT(a.wasted_core_hours)"
+    )
+    return " UNION ALL ".join(
+        [
+            f"SELECT '{dim}', {_DAY_SQL}, {key}, {sums} FROM application a GROUP BY 2, 3"
+            for dim, key in (
+                ("severity", "COALESCE(CAST(a.worst_severity AS VARCHAR(8)), '')"),
+                ("user", "COALESCE(a.spark_user, '')"),
+                ("queue", "COALESCE(a.queue, '')"),
+            )
+        ]
+        + [
+            f"SELECT 'heuristic', {_DAY_SQL}, r.heuristic, COUNT(*), 0, 0, 0, 0, 0, 0 "
+            "FROM analysis_result r JOIN application a ON a.id = r.application_id "
+            "WHERE r.severity > 0 GROUP BY 2, 3"
+        ]
+    )
 
 
 def rebuild(conn: Connection | Session) -> None:
     """Recount the whole summary from the applications and their findings."""
     lock(conn)
+    bind = conn.get_bind() if isinstance(conn, Session) else conn
     conn.execute(delete(DaySummary))
     conn.execute(
-        text(f"INSERT INTO day_summary (dimension, day, key, {', '.join(FIELDS)}) " + RECOUNT_SQL)
+        text(
+            f"INSERT INTO day_summary (dimension, day, key, {', '.join(FIELDS)}) "
+            + recount_sql(bind.dialect.name)
+        )
     )

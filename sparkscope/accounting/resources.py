@@ -3,7 +3,7 @@
 Pure functions over `heuristics.appdata.AppData` (no DB, no Flask), so the fetcher, analysis and the web
 views all get the same figures. Every figure comes with a one-line formula for the UI.
 
-Decisions (also in the README, "Resource accounting"):
+Decisions (also in docs/resources.md):
 
 - Used core time is the sum of the stages' executorRunTime, the SHS's own stage totals, which equal
   the sum of the tasks' run times. Executors' totalDuration is not used: on the recorded Spark 4.0.1
@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from heuristics import sparkconf
 from heuristics.appdata import AppData, ExecutorSummary
 from sparkscope.accounting.waits import Wait, wait_time
 
@@ -132,9 +131,7 @@ def _allocation(app: AppData) -> _Allocation:
     start_ms, end_ms = _app_window(app)
     non_driver = [e for e in app.executors if not e.is_driver]
     drivers = [e for e in app.executors if e.is_driver]
-    local = sparkconf.is_local_mode(app.spark_properties) or (
-        not non_driver and any(d.total_tasks > 0 for d in drivers)
-    )
+    local = app.conf.local or (not non_driver and any(d.total_tasks > 0 for d in drivers))
     holders = _holders(app, local, non_driver, drivers, start_ms, end_ms)
     return _Allocation(
         start_ms=start_ms,
@@ -288,7 +285,8 @@ def _holders(
     start_ms: int,
     end_ms: int,
 ) -> list[_Holder]:
-    props = app.spark_properties
+    conf = app.conf
+    driver_memory_bytes = conf.driver_memory_bytes + conf.driver_overhead_bytes
     driver = drivers[0] if drivers else None
     if local:
         if driver is None:
@@ -298,16 +296,13 @@ def _holders(
         return [
             _Holder(
                 cores=max(0, driver.total_cores),
-                memory_bytes=sparkconf.driver_memory_bytes(props)
-                + sparkconf.driver_overhead_bytes(props),
+                memory_bytes=driver_memory_bytes,
                 start_ms=add_ms,
                 end_ms=remove_ms,
                 peak_bytes=_peak_bytes(driver),
             )
         ]
-    executor_memory_bytes = sparkconf.executor_memory_bytes(
-        props
-    ) + sparkconf.executor_overhead_bytes(props)
+    executor_memory_bytes = conf.executor_memory_bytes + conf.executor_overhead_bytes
     holders = []
     for e in non_driver:
         add_ms, remove_ms = _lifetime(e, start_ms, end_ms)
@@ -323,9 +318,8 @@ def _holders(
     # The resource manager holds the driver's container for the whole application.
     holders.append(
         _Holder(
-            cores=sparkconf.driver_cores(props),
-            memory_bytes=sparkconf.driver_memory_bytes(props)
-            + sparkconf.driver_overhead_bytes(props),
+            cores=conf.driver_cores,
+            memory_bytes=driver_memory_bytes,
             start_ms=start_ms,
             end_ms=end_ms,
             peak_bytes=None if driver is None else _peak_bytes(driver),

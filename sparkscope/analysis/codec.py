@@ -21,11 +21,12 @@ import sys
 import zlib
 from array import array
 from collections.abc import Sequence
+from typing import Any
 
 from heuristics import appdata
 
 #: Bump when the layout below changes (field changes are picked up from the input types).
-CODEC_VERSION = 3
+CODEC_VERSION = 4  # 4: the SQL executions and their plan nodes
 
 _EXECUTOR = appdata.ExecutorSummary._fields
 _JOB = appdata.JobSummary._fields
@@ -33,6 +34,12 @@ _JOB = appdata.JobSummary._fields
 _STAGE = appdata.StageSummary._fields[:-1]
 assert appdata.StageSummary._fields[-1] == "distribution"
 _TASK = appdata.TaskSummary._fields
+# A SQL execution is encoded without its nodes and a node without its metrics (both appended on
+# decode): they must be the last fields.
+_SQL_EXECUTION = appdata.SqlExecutionSummary._fields[:-1]
+assert appdata.SqlExecutionSummary._fields[-1] == "nodes"
+_SQL_NODE = tuple(f for f in appdata.SqlPlanNode._fields if f != "metrics")
+_SQL_METRIC = appdata.SqlMetric._fields
 #: The application's own fields of AppData, which are also its table's column names.
 APP_COLUMNS = (
     "app_id",
@@ -42,6 +49,7 @@ APP_COLUMNS = (
     "start_time_ms",
     "end_time_ms",
     "duration_ms",
+    "spark_version",
 )
 _APP_SCALARS = (*APP_COLUMNS, "spark_properties")
 
@@ -54,6 +62,9 @@ def _format() -> str:
             _JOB,
             _STAGE,
             _TASK,
+            _SQL_EXECUTION,
+            _SQL_NODE,
+            _SQL_METRIC,
             _APP_SCALARS,
             appdata.DISTRIBUTION_METRICS,
             sorted(appdata.INPUT_TASKS.statuses),  # sorted: a set repr varies between processes
@@ -95,10 +106,23 @@ def encode(app: appdata.AppData) -> bytes:
         tuple(grids),
         tuple(stages),
         tuple(tuple(getattr(t, f) for f in _TASK) for t in app.tasks),
+        app.sql_status,
+        tuple(_encode_execution(e) for e in app.sql_executions),
     )
     # zlib level 1 shrinks the ~18 kB of a typical application about sevenfold, and reading 2.7 kB
     # from the database and inflating it costs half of reading 18 kB (sent hex-encoded).
-    return zlib.compress(marshal.dumps(payload, 4), 1)
+    return zlib.compress(marshal.dumps(payload, 4), 1)  # type: ignore[arg-type]
+
+
+def _encode_execution(ex: appdata.SqlExecutionSummary) -> tuple[Any, ...]:
+    nodes = tuple(
+        (
+            tuple(dict(n.detail) if f == "detail" else getattr(n, f) for f in _SQL_NODE),
+            {name: tuple(m) for name, m in n.metrics.items()},
+        )
+        for n in ex.nodes
+    )
+    return (tuple(getattr(ex, f) for f in _SQL_EXECUTION), nodes)
 
 
 _build_executor = appdata.ExecutorSummary._make
@@ -106,6 +130,19 @@ _build_job = appdata.JobSummary._make
 _build_stage = appdata.StageSummary._make
 _build_task = appdata.TaskSummary._make
 _build_dist = appdata.TaskDistribution._make
+_build_metric = appdata.SqlMetric._make
+_build_node = appdata.SqlPlanNode._make
+_build_execution = appdata.SqlExecutionSummary._make
+_METRICS_AT = appdata.SqlPlanNode._fields.index("metrics")
+
+
+def _decode_execution(values: tuple[Any, ...], nodes: Any) -> appdata.SqlExecutionSummary:
+    built = []
+    for fields, metrics in nodes:
+        decoded = {name: _build_metric(m) for name, m in metrics.items()}
+        node = (*fields[:_METRICS_AT], decoded, *fields[_METRICS_AT:])
+        built.append(_build_node(node))
+    return _build_execution((*values, tuple(built)))
 
 
 def _metrics(names: Sequence[str], lengths: Sequence[int], raw: bytes) -> dict[str, array[float]]:
@@ -122,7 +159,8 @@ def _metrics(names: Sequence[str], lengths: Sequence[int], raw: bytes) -> dict[s
 
 def decode(blob: bytes) -> appdata.AppData:
     """The inputs :func:`encode` wrote (raises ValueError, EOFError, TypeError or zlib.error on a bad blob)."""
-    scalars, props, executors, jobs, grids, stages, tasks = marshal.loads(zlib.decompress(blob))
+    payload = marshal.loads(zlib.decompress(blob))
+    scalars, props, executors, jobs, grids, stages, tasks, sql_status, sql = payload
     built_stages = []
     for values, packed in stages:
         dist = None
@@ -130,7 +168,7 @@ def decode(blob: bytes) -> appdata.AppData:
             grid, names, lengths, raw = packed
             dist = _build_dist((grids[grid], _metrics(names, lengths, raw)))
         built_stages.append(_build_stage((*values, dist)))
-    app_id, attempt_id, name, user, start_ms, end_ms, duration_ms = scalars
+    app_id, attempt_id, name, user, start_ms, end_ms, duration_ms, spark_version = scalars
     return appdata.AppData(
         app_id=app_id,
         attempt_id=attempt_id,
@@ -144,4 +182,7 @@ def decode(blob: bytes) -> appdata.AppData:
         jobs=tuple(map(_build_job, jobs)),
         stages=tuple(built_stages),
         tasks=tuple(map(_build_task, tasks)),
+        spark_version=spark_version,
+        sql_status=sql_status,
+        sql_executions=tuple(_decode_execution(values, nodes) for values, nodes in sql),
     )

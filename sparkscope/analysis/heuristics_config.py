@@ -7,7 +7,7 @@ import logging
 import os
 import threading
 
-from heuristics.params import ConfigError as HeuristicsConfigError
+from heuristics.params import HeuristicsConfigError
 from heuristics.registry import Registry, build_registry, builtin_heuristics
 from sparkscope.config.loader import load_heuristics_mapping
 from sparkscope.config.parsing import ConfigError

@@ -30,6 +30,7 @@ from sparkscope.models.application import (
     StageTaskDistribution,
     Task,
 )
+from sparkscope.models.sql import SqlExecution, SqlFetch, SqlNode, SqlStage
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +42,21 @@ EXECUTOR_COLUMNS = [*EXECUTOR_FIELDS, "host_port"]
 JOB_COLUMNS = list(appdata.JobSummary._fields)
 STAGE_COLUMNS = [f for f in appdata.StageSummary._fields if f != "distribution"]
 TASK_COLUMNS = list(appdata.TaskSummary._fields)
+SQL_EXECUTION_COLUMNS = [
+    *(f for f in appdata.SqlExecutionSummary._fields if f not in ("stage_ids", "nodes")),
+    "edges",
+]
+SQL_NODE_COLUMNS = [
+    "execution_id",
+    "node_id",
+    "name",
+    "codegen_id",
+    "op_id",
+    "metrics",
+    "detail",
+    "in_cached_plan",
+]
+SQL_STAGE_COLUMNS = ["execution_id", "stage_id", "node_ids"]
 # APP_COLUMNS (the application's own fields) comes from the codec, which stores the same ones.
 
 
@@ -103,6 +119,67 @@ def input_task_clause() -> ColumnElement[bool]:
     )
 
 
+def _metric(values: Sequence[Any]) -> appdata.SqlMetric:
+    width = len(appdata.SqlMetric._fields)
+    return appdata.SqlMetric._make((list(values) + [None] * width)[:width])
+
+
+def sql_input(
+    fetches: Iterable[Row], executions: Iterable[Row], nodes: Iterable[Row], stages: Iterable[Row]
+) -> tuple[str, tuple[appdata.SqlExecutionSummary, ...]]:
+    """(``sql_status``, executions by id) from the SQL rows of one application, stored or fetched:
+    the edges become each node's children and parents, the stage links each node's stages."""
+    status = next((f["status"] for f in fetches), "unknown")
+    node_stages: dict[tuple[int, int], list[int]] = defaultdict(list)
+    exec_stages: dict[int, list[int]] = defaultdict(list)
+    for st in sorted(stages, key=lambda r: (r["execution_id"], r["stage_id"])):
+        exec_stages[st["execution_id"]].append(st["stage_id"])
+        for nid in st["node_ids"] or ():
+            node_stages[(st["execution_id"], nid)].append(st["stage_id"])
+    by_exec: dict[int, list[Row]] = defaultdict(list)
+    for n in nodes:
+        by_exec[n["execution_id"]].append(n)
+    out = []
+    for ex in sorted(executions, key=lambda r: r["execution_id"]):
+        eid = ex["execution_id"]
+        children: dict[int, list[int]] = defaultdict(list)
+        parents: dict[int, list[int]] = defaultdict(list)
+        for child, parent in ex["edges"] or ():
+            children[parent].append(child)
+            parents[child].append(parent)
+        plan = tuple(
+            appdata.SqlPlanNode(
+                node_id=n["node_id"],
+                name=n["name"],
+                codegen_id=n["codegen_id"],
+                op_id=n["op_id"],
+                metrics={k: _metric(v) for k, v in (n["metrics"] or {}).items()},
+                detail=dict(n["detail"] or {}),
+                children=tuple(sorted(children.get(n["node_id"], ()))),
+                parents=tuple(parents.get(n["node_id"], ())),
+                in_cached_plan=bool(n["in_cached_plan"]),
+                stage_ids=tuple(node_stages.get((eid, n["node_id"]), ())),
+            )
+            for n in sorted(by_exec.get(eid, ()), key=lambda r: r["node_id"])
+        )
+        out.append(
+            appdata.SqlExecutionSummary(
+                execution_id=eid,
+                description=ex["description"] or "",
+                status=ex["status"],
+                submission_time_ms=ex["submission_time_ms"],
+                duration_ms=ex["duration_ms"],
+                success_job_ids=tuple(ex["success_job_ids"] or ()),
+                failed_job_ids=tuple(ex["failed_job_ids"] or ()),
+                running_job_ids=tuple(ex["running_job_ids"] or ()),
+                stage_ids=tuple(exec_stages.get(eid, ())),
+                adaptive=bool(ex["adaptive"]),
+                nodes=plan,
+            )
+        )
+    return status, tuple(out)
+
+
 # ------------------------------------------------------------------------------ one application
 
 
@@ -114,13 +191,14 @@ def assemble(
     stages: Iterable[Row],
     distributions: Iterable[Row],
     tasks: Iterable[Row],
+    sql: tuple[str, tuple[appdata.SqlExecutionSummary, ...]] = ("unknown", ()),
 ) -> appdata.AppData:
     """The inputs of one application from its rows, stored or fetched.
 
     ``app`` holds :data:`APP_COLUMNS`; properties are (section, name, value) rows, of which the
     ``spark`` section is kept; distributions are (stage_id, attempt_id, quantiles, metrics) rows.
     Jobs, stages and tasks are ordered by id; tasks are those :func:`is_input_task` selects, of
-    the stages given.
+    the stages given; ``sql`` is what :func:`sql_input` made of the SQL rows.
     """
     dists = {
         (d["stage_id"], d["attempt_id"]): distribution_input(d["quantiles"], d["metrics"])
@@ -151,6 +229,9 @@ def assemble(
             for t in sorted(tasks, key=lambda t: (t["stage_id"], t["task_id"]))
             if (t["stage_id"], t["stage_attempt_id"]) in known and is_input_task(t)
         ),
+        spark_version=app.get("spark_version") or None,
+        sql_status=sql[0],
+        sql_executions=sql[1],
     )
 
 
@@ -202,6 +283,7 @@ def from_tables(session: Session, application_ids: Sequence[int]) -> dict[int, a
             Application.start_time_ms,
             Application.end_time_ms,
             Application.duration_ms,
+            Application.spark_version,
         ).where(Application.id.in_(ids))
     ).mappings()
     rows: list[Row] = [dict(a) for a in apps]
@@ -214,6 +296,10 @@ def from_tables(session: Session, application_ids: Sequence[int]) -> dict[int, a
     dists: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for app_pk, row in _distribution_rows(session, ids):
         dists[app_pk].append(row)
+    fetches = _rows_by_app(session, SqlFetch, ("status",), ids)
+    sql_execs = _rows_by_app(session, SqlExecution, SQL_EXECUTION_COLUMNS, ids)
+    sql_nodes = _rows_by_app(session, SqlNode, SQL_NODE_COLUMNS, ids)
+    sql_stages = _rows_by_app(session, SqlStage, SQL_STAGE_COLUMNS, ids)
     none: list[dict[str, Any]] = []
     return {
         a["id"]: assemble(
@@ -224,6 +310,12 @@ def from_tables(session: Session, application_ids: Sequence[int]) -> dict[int, a
             stages.get(a["id"], none),
             dists.get(a["id"], none),
             tasks.get(a["id"], none),
+            sql_input(
+                fetches.get(a["id"], none),
+                sql_execs.get(a["id"], none),
+                sql_nodes.get(a["id"], none),
+                sql_stages.get(a["id"], none),
+            ),
         )
         for a in rows
     }
@@ -272,3 +364,22 @@ def store_inputs(session: Session, data: Mapping[int, appdata.AppData]) -> None:
     session.execute(delete(AnalysisInput).where(AnalysisInput.application_id.in_(list(data))))
     if rows:
         session.execute(insert(cast(Table, AnalysisInput.__table__)), rows)
+
+
+def encode_or_none(app_pk: int | None, app: appdata.AppData) -> bytes | None:
+    """The encoded inputs of one application, or None (logged) when a value cannot be encoded
+    (the application then stays on the rows path)."""
+    try:
+        return encode(app)
+    except ValueError as exc:
+        log.warning("inputs of application %s not encodable: %s", app_pk or app.app_id, exc)
+        return None
+
+
+_INSERT_INPUT = insert(cast(Table, AnalysisInput.__table__))
+
+
+def insert_encoded(session: Session, app_pk: int, blob: bytes) -> None:
+    """Store the encoded inputs of an application loaded in this transaction (the load removed
+    those of the version it replaced)."""
+    session.execute(_INSERT_INPUT, {"application_id": app_pk, "format": FORMAT, "data": blob})

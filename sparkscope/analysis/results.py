@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from heuristics.params import params_view
 from heuristics.registry import Registry
-from heuristics.result import HeuristicResult, Severity
+from heuristics.result import HeuristicResult, Severity, rank_key
 from sparkscope.accounting import day_summary as summary
 from sparkscope.db import dialect_insert, is_postgres, now_ms
 from sparkscope.models.analysis import Analysis, AnalysisResult, HeuristicsConfig
@@ -37,7 +37,6 @@ def store_documents(
     stored: dict[int, str],
     fingerprint: str,
     core: dict[int, tuple[float, float]],
-    summarise: bool = True,
 ) -> None:
     """Write the results of a batch: each application's document (and its finding rows) where it
     differs from the stored one, and every application's fingerprint, severity and core-hours.
@@ -46,38 +45,62 @@ def store_documents(
     boundary, and stored results leave the thresholds out), and reading a document back costs a
     fraction of rewriting it.
     """
-    before = summary.read(session, list(scored)) if summarise else {}
+    before = summary.read(session, list(scored))
     documents = {pk: orjson.dumps(results).decode() for pk, results in scored.items()}
     changed = [pk for pk, doc in documents.items() if stored.get(pk) != doc]
     if changed:
         session.execute(delete(AnalysisResult).where(AnalysisResult.application_id.in_(changed)))
         _write_documents(session, {pk: documents[pk] for pk in changed}, now_ms())
-        findings = [
-            {
-                "application_id": pk,
-                "heuristic": r["name"],
-                "severity": r["severity"],
-                "value": r["value"],
-                "title": r["title"],
-                "impact_core_hours": (r["impact"] or {}).get("core_hours"),
-                "impact_wall_seconds": (r["impact"] or {}).get("wall_seconds"),
-            }
-            for pk in changed
-            for r in scored[pk]
-            if r["severity"] > Severity.NONE
-        ]
+        findings = [row for pk in changed for row in _finding_rows(pk, scored[pk])]
         if findings:
-            session.execute(insert(cast(Table, AnalysisResult.__table__)), findings)
+            session.execute(_INSERT_FINDINGS, findings)
     _update_applications(
         session,
         [
-            (pk, max((r["severity"] for r in results), default=0), *core[pk])
+            (pk, max((r["severity"] for r in results), default=0), *core[pk], impact_of(results))
             for pk, results in scored.items()
         ],
         fingerprint,
     )
-    if summarise:  # else the caller (the fetch's loader) updates the summary once for the load
-        summary.apply(session, before, summary.read(session, list(scored)))
+    summary.apply(session, before, summary.read(session, list(scored)))
+
+
+_INSERT_FINDINGS = insert(cast(Table, AnalysisResult.__table__))
+_INSERT_DOCUMENT = insert(cast(Table, Analysis.__table__))
+
+
+def _finding_rows(pk: int, results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ``analysis_result`` rows of one application's results: those above NONE."""
+    return [
+        {
+            "application_id": pk,
+            "heuristic": r["name"],
+            "severity": r["severity"],
+            "value": r["value"],
+            "title": r["title"],
+            "impact_core_hours": (r["impact"] or {}).get("core_hours"),
+            "impact_wall_seconds": (r["impact"] or {}).get("wall_seconds"),
+        }
+        for r in results
+        if r["severity"] > Severity.NONE
+    ]
+
+
+def flagged(results: list[dict[str, Any]]) -> list[str]:
+    """The heuristics whose result is above NONE (each one an ``analysis_result`` row)."""
+    return [r["name"] for r in results if r["severity"] > Severity.NONE]
+
+
+def insert_loaded(session: Session, pk: int, results: list[dict[str, Any]], document: str) -> None:
+    """Store the results of an application loaded in this transaction, whose earlier results
+    the load removed: its document and finding rows. The application row's summary columns
+    (worst severity, fingerprint, core-hours) were written by the load itself."""
+    session.execute(
+        _INSERT_DOCUMENT, {"application_id": pk, "analyzed_at_ms": now_ms(), "results": document}
+    )
+    findings = _finding_rows(pk, results)
+    if findings:
+        session.execute(_INSERT_FINDINGS, findings)
 
 
 def _write_documents(session: Session, documents: dict[int, str], at: int) -> None:
@@ -110,28 +133,49 @@ def _write_documents(session: Session, documents: dict[int, str], at: int) -> No
     )
 
 
+def impact_of(results: Sequence[dict[str, Any]]) -> float:
+    """An application's impact: the core-hours of its costliest finding above NONE (0 when none
+    has a cost). The largest, not the sum: two findings often count the same lost time."""
+    costs = (
+        (r.get("impact") or {}).get("core_hours") for r in results if r["severity"] > Severity.NONE
+    )
+    return max((float(c) for c in costs if c is not None), default=0.0)
+
+
 def _update_applications(
-    session: Session, rows: list[tuple[int, int, float | None, float | None]], fingerprint: str
+    session: Session,
+    rows: list[tuple[int, int, float | None, float | None, float]],
+    fingerprint: str,
 ) -> None:
-    """Set (worst severity, allocated and wasted core-hours) and the fingerprint per application."""
+    """Set (worst severity, allocated and wasted core-hours, impact) and the fingerprint per
+    application."""
     if is_postgres(session):
         # One statement for the batch (psycopg2's executemany would send one per application),
         # touching only the rows that change.
-        pks, worst, alloc, waste = (list(col) for col in zip(*rows, strict=True))
+        pks, worst, alloc, waste, impact = (list(col) for col in zip(*rows, strict=True))
         session.execute(
             text(
                 "UPDATE application AS a SET worst_severity = v.worst, "
                 "analysis_fingerprint = :fp, allocated_core_hours = v.alloc, "
-                "wasted_core_hours = v.waste "
+                "wasted_core_hours = v.waste, impact_core_hours = v.impact "
                 "FROM unnest(CAST(:pks AS integer[]), CAST(:worst AS integer[]), "
-                "CAST(:alloc AS double precision[]), CAST(:waste AS double precision[])) "
-                "AS v(id, worst, alloc, waste) WHERE a.id = v.id AND ("
+                "CAST(:alloc AS double precision[]), CAST(:waste AS double precision[]), "
+                "CAST(:impact AS double precision[])) "
+                "AS v(id, worst, alloc, waste, impact) WHERE a.id = v.id AND ("
                 "a.analysis_fingerprint IS DISTINCT FROM :fp "
                 "OR a.worst_severity IS DISTINCT FROM v.worst "
                 "OR a.allocated_core_hours IS DISTINCT FROM v.alloc "
-                "OR a.wasted_core_hours IS DISTINCT FROM v.waste)"
+                "OR a.wasted_core_hours IS DISTINCT FROM v.waste "
+                "OR a.impact_core_hours IS DISTINCT FROM v.impact)"
             ),
-            {"fp": fingerprint, "pks": pks, "worst": worst, "alloc": alloc, "waste": waste},
+            {
+                "fp": fingerprint,
+                "pks": pks,
+                "worst": worst,
+                "alloc": alloc,
+                "waste": waste,
+                "impact": impact,
+            },
         )
         return
     table = cast(Table, Application.__table__)
@@ -143,10 +187,11 @@ def _update_applications(
             analysis_fingerprint=fingerprint,
             allocated_core_hours=bindparam("b_alloc"),
             wasted_core_hours=bindparam("b_waste"),
+            impact_core_hours=bindparam("b_impact"),
         ),
         [
-            {"b_pk": pk, "b_worst": worst, "b_alloc": alloc, "b_waste": waste}
-            for pk, worst, alloc, waste in rows
+            {"b_pk": pk, "b_worst": worst, "b_alloc": alloc, "b_waste": waste, "b_impact": impact}
+            for pk, worst, alloc, waste, impact in rows
         ],
     )
 
@@ -220,8 +265,9 @@ def stored_results(
 def results_from_dicts(
     parsed: list[dict[str, Any]], registry: Registry
 ) -> list[HeuristicResult] | None:
-    """Results as stored -> HeuristicResults with ``registry``'s thresholds, worst first; None
-    when one of them is not what the store writes."""
+    """Results as stored -> HeuristicResults with ``registry``'s thresholds, the one most worth
+    fixing first (:func:`heuristics.result.rank_key`: severity, then pattern severity, then
+    cost); None when one of them is not what the store writes."""
     results = []
     for data in parsed:
         try:
@@ -232,5 +278,5 @@ def results_from_dicts(
             results.append(HeuristicResult.from_dict(data, params))
         except (KeyError, TypeError, ValueError):
             return None
-    results.sort(key=lambda r: (-int(r.severity), r.name))
+    results.sort(key=rank_key)
     return results

@@ -23,6 +23,7 @@ from multiprocessing import get_context
 from multiprocessing.context import BaseContext
 from typing import Any
 
+import orjson
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -32,6 +33,7 @@ from heuristics.result import HeuristicResult
 from sparkscope.accounting.resources import core_hours
 from sparkscope.analysis.inputs import load_inputs
 from sparkscope.analysis.results import (
+    impact_of,
     parse_document,
     previous_digests,
     record_config,
@@ -40,6 +42,7 @@ from sparkscope.analysis.results import (
     stored_documents,
     stored_results,
 )
+from sparkscope.db import storage_faults
 from sparkscope.models.application import Application
 
 log = logging.getLogger(__name__)
@@ -66,27 +69,50 @@ def score_and_store(
     data: Mapping[int, AppData],
     registry: Registry,
     reuse: bool = False,
-    just_loaded: bool = False,
 ) -> None:
     """Score already-built inputs (application.id -> AppData) and replace their findings (the
     caller records the config with :func:`record_config`).
 
     With ``reuse``, a heuristic whose params are the same as under the config an application was
-    last scored with keeps its stored result instead of running again. ``just_loaded``: the
-    applications were (re)loaded in this transaction, which deleted any stored results, so there
-    is nothing to read back, and the loader updates the day summary once for the whole load.
+    last scored with keeps its stored result instead of running again.
     """
     if not data:
         return
     ids = list(data)
-    stored = {} if just_loaded else stored_documents(session, ids)
+    stored = stored_documents(session, ids)
     digests = registry.digests
     previous = previous_digests(session, ids) if reuse else {}
     scored: dict[int, list[dict[str, Any]]] = {}
     for pk, app in data.items():
         scored[pk] = _score(registry, digests, app, stored.get(pk), previous.get(pk))
     core = {pk: core_hours(app) for pk, app in data.items()}
-    store_documents(session, scored, stored, registry.fingerprint, core, summarise=not just_loaded)
+    store_documents(session, scored, stored, registry.fingerprint, core)
+
+
+@dataclass(frozen=True)
+class Scored:
+    """The results of one application scored in memory, as :func:`score_and_store` stores them."""
+
+    results: list[dict[str, Any]]
+    #: the ``analysis`` document (the results as JSON)
+    document: str
+    #: the application row's columns that come from them (and the config's fingerprint)
+    columns: dict[str, Any]
+
+
+def score_new(app: AppData, registry: Registry) -> Scored:
+    """Score an application that has no stored results (fetch time, before it is written): every
+    enabled heuristic runs."""
+    results = _score(registry, registry.digests, app, None, None)
+    allocated, wasted = core_hours(app)
+    columns = {
+        "worst_severity": max((r["severity"] for r in results), default=0),
+        "analysis_fingerprint": registry.fingerprint,
+        "allocated_core_hours": allocated,
+        "wasted_core_hours": wasted,
+        "impact_core_hours": impact_of(results),
+    }
+    return Scored(results, orjson.dumps(results).decode(), columns)
 
 
 def _score(
@@ -215,7 +241,9 @@ def _analyze_batch_in_worker(url: str, config: dict[str, Any], reuse: bool, ids:
         state = (make_sessionmaker(make_engine(url)), build_registry(config))
         _WORKER[url] = state
     factory, registry = state
-    with _gc_paused(), factory() as session, session.begin():
+    # A storage fault goes back to the parent as one line (a driver error may not survive
+    # pickling with what tells it apart).
+    with storage_faults(url), _gc_paused(), factory() as session, session.begin():
         analyze_apps(session, ids, registry, reuse=reuse)
 
 

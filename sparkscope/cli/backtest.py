@@ -52,10 +52,13 @@ def backtest(
         _whatif(config, names, as_json)
         return
     started = time.perf_counter()
-    cfg = config.predictions
+    prediction_config = config.predictions
     factory = make_sessionmaker(make_engine(config.database_url))
     figures = backtest_database(
-        factory, cfg, names, cfg.min_history if min_history is None else min_history
+        factory,
+        prediction_config,
+        names,
+        prediction_config.min_history if min_history is None else min_history,
     )
     if names and not figures.per_key and not figures.forward_keys:
         fail_usage(f"no stored runs for {', '.join(names)}")
@@ -102,7 +105,7 @@ def backtest(
         click.echo(f"{label[:40]:40s} {m.n:5d} {_pct(m.mape)} {_pct(m.p90_ape)} {_pct(m.coverage)}")
     click.echo(
         f"interval level {figures.overall.level:.0%}; new_key: runs with fewer than"
-        f" {cfg.min_history if min_history is None else min_history} earlier runs of their key;"
+        f" {prediction_config.min_history if min_history is None else min_history} earlier runs of their key;"
         f" {seconds:.1f} s"
     )
 

@@ -25,16 +25,24 @@ from sparkscope.cli.common import (
     fail_usage,
     pass_config,
 )
-from sparkscope.config.loader import Config, FetcherConfig, ServerConfig
-from sparkscope.config.parsing import ConfigError
+from sparkscope.config.loader import Config, ServerConfig
+from sparkscope.config.parsing import SERVER_URL, ConfigError
+from sparkscope.printable import printable
 
 log = logging.getLogger("sparkscope.fetch")
 
 CRON_MARK = "# sparkscope-fetch"
 
 
-def server_for_url(url: str, fcfg: FetcherConfig | None = None) -> ServerConfig:
-    """A server that is not in the config, named after its host and port (or folder name)."""
+def server_for_url(url: str) -> ServerConfig:
+    """A server that is not in the config, named after its host and port (or folder name).
+
+    The URL is validated as ``servers[].url`` is (ConfigError naming ``--url``); credentials in
+    it are kept apart and sent as basic auth."""
+    try:
+        url = SERVER_URL(url)
+    except ValueError as exc:
+        raise ConfigError(None, "--url", str(exc)) from None
     parts = urlsplit(url)
     if parts.scheme in ("http", "https"):
         port = parts.port or (443 if parts.scheme == "https" else 80)
@@ -43,7 +51,7 @@ def server_for_url(url: str, fcfg: FetcherConfig | None = None) -> ServerConfig:
         path = Path(parts.path if parts.scheme == "file" else url).expanduser().resolve()
         name = path.name or str(path)
         url = str(path)
-    return ServerConfig(name=name, url=url.rstrip("/"))
+    return ServerConfig.from_url(name=name, url=url.rstrip("/"))
 
 
 def parse_since(text: str) -> int:
@@ -57,7 +65,15 @@ def parse_since(text: str) -> int:
     return int(dt.timestamp() * 1000)
 
 
-def _servers(config: Config, names: tuple[str, ...], url: str | None) -> list[ServerConfig]:
+def _servers(
+    config: Config, names: tuple[str, ...], url: str | None, event_logs: str | None = None
+) -> list[ServerConfig]:
+    if url and event_logs:
+        raise ConfigError(None, "--url/--event-logs", "pass one of them, not both")
+    if event_logs:
+        from sparkscope.cli.ingest import server_for_event_logs
+
+        return [server_for_event_logs(event_logs)]
     if url:
         return [server_for_url(url)]
     if names:
@@ -98,6 +114,11 @@ def _progress(enabled: bool) -> Any:
     help="Configured server name (repeatable; default: all).",
 )
 @click.option("--url", help="Fetch from a server not in the config (URL, folder or file:// URL).")
+@click.option(
+    "--event-logs",
+    "event_logs",
+    help="Read the Spark event logs of this folder (or fsspec URL) instead of a History Server.",
+)
 @click.option("--since", help="Backfill: apps that ended at or after this ISO time (UTC).")
 @click.option(
     "--backfill", is_flag=True, help="List the whole history and load every app still missing."
@@ -112,7 +133,7 @@ def _progress(enabled: bool) -> Any:
 @click.option("--truncate", is_flag=True, help="Empty the database first.")
 @click.option("--yes", is_flag=True, help="Do not ask before --truncate.")
 @click.option(
-    "--threads", type=click.IntRange(min=1), help="Worker threads (default: fetcher.threads)."
+    "--threads", type=click.IntRange(1, 64), help="Worker threads (default: fetcher.threads)."
 )
 @click.option("--no-analyze", is_flag=True, help="Load only; findings are computed at first view.")
 @pass_config(database="setup")
@@ -120,6 +141,7 @@ def fetch(
     config: Config,
     server_names: tuple[str, ...],
     url: str | None,
+    event_logs: str | None,
     since: str | None,
     backfill: bool,
     reconcile: bool,
@@ -132,8 +154,10 @@ def fetch(
 ) -> None:
     """Fetch completed applications from the History Server(s) into the database.
 
-    Exit codes: 0 all loaded, 1 some apps failed, 2 usage/config error, 3 server unreachable.
+    Exit codes: 0 all loaded, 1 some apps failed (or loaded without a part, such as their SQL
+    executions), 2 usage/config error, 3 server unreachable.
     """
+    from fetcher.eventlog.read.fs import is_url
     from fetcher.job import run_server
     from fetcher.lock import FetchLocked, fetch_lock
     from fetcher.options import FetchOptions
@@ -145,13 +169,20 @@ def fetch(
     from sparkscope.pipeline.steps import Pipeline
 
     try:
-        servers = _servers(config, server_names, url)
+        servers = _servers(config, server_names, url, event_logs)
     except ConfigError as exc:
         fail_usage(f"config error: {exc}")
     for s in servers:
+        if s.event_logs and not is_url(s.event_logs) and not Path(s.url).is_dir():
+            where = "" if event_logs else f"server {s.name}: "
+            fail_usage(f"{where}the event-log folder {s.url} does not exist")
+        if s.event_logs:
+            continue
         if is_local_source(s.url) and not local_source_path(s.url).is_dir():
             where = "" if url else f"server {s.name}: "
             fail_usage(f"{where}the folder {local_source_path(s.url)} does not exist")
+        if s.verify_tls and s.ca_bundle and not Path(s.ca_bundle).expanduser().is_file():
+            fail_usage(f"server {s.name}: servers[].ca_bundle {s.ca_bundle} is not a file")
     try:
         since_ms = parse_since(since) if since else None
     except click.BadParameter as exc:
@@ -165,8 +196,6 @@ def fetch(
         except ConfigError as exc:
             log.warning("not analysing (fix the heuristics config): %s", exc)
     engine = make_engine(config.database_url)
-    if engine.dialect.name == "sqlite":
-        migrate.upgrade(config.database_url)  # the embedded default sets itself up
     factory = make_sessionmaker(engine)
     opts = FetchOptions(
         since_ms=since_ms,
@@ -180,6 +209,10 @@ def fetch(
     started = time.perf_counter()
     try:
         with fetch_lock(engine):
+            # The embedded default sets itself up, holding the lock: a second first-ever fetch
+            # started meanwhile finds the lock taken, never a schema half made.
+            if engine.dialect.name == "sqlite":
+                migrate.upgrade(config.database_url)
             if truncate:
                 if not yes and not click.confirm("Delete every stored application?", default=False):
                     click.echo("not truncated; nothing fetched")
@@ -213,20 +246,27 @@ def fetch(
             f"failed {len(r.failed)}; {r.requests} requests, {r.bytes / 1e6:.1f} MB, {r.seconds:.1f} s"
         )
         for app_id, error in r.failed:
-            click.echo(f"  failed {app_id}: {error}")
+            click.echo(f"  failed {printable(app_id)}: {printable(error)}")
+        for app_id, error in r.partial:
+            click.echo(
+                f"  loaded {printable(app_id)} in part (retried next run): {printable(error)}"
+            )
         if r.gave_up:
             click.echo(
-                f"  gave up after {config.fetcher.max_app_failures} failures: {', '.join(r.gave_up)}"
+                f"  gave up after {config.fetcher.max_app_failures} failures: "
+                f"{printable(', '.join(r.gave_up))}"
             )
         if r.unreachable:
-            click.echo(f"  stopped: {r.unreachable}", err=True)
+            click.echo(f"  stopped: {printable(r.unreachable)}", err=True)
     total_loaded = sum(r.loaded for r in results)
     click.echo(f"total: loaded {total_loaded} applications in {seconds:.1f} s")
     for step, server_id, error in completed.failed:
-        click.echo(f"  {step} of server {server_id} not updated (retried next run): {error}")
+        click.echo(
+            f"  {step} of server {server_id} not updated (retried next run): {printable(error)}"
+        )
     if any(r.unreachable for r in results):
         sys.exit(EXIT_UNREACHABLE)
-    if any(r.failed for r in results):
+    if any(r.failed or r.partial for r in results):
         sys.exit(EXIT_SOME_FAILED)
 
 
@@ -246,9 +286,11 @@ def dump(
     from fetcher.shs.client import ShsError
 
     try:
-        stats = dump_server(
-            server_for_url(server_url), config.fetcher, Path(out_dir), limit, app_ids
-        )
+        server = server_for_url(server_url)
+    except ConfigError as exc:
+        fail_usage(f"config error: {exc}")
+    try:
+        stats = dump_server(server, config.fetcher, Path(out_dir), limit, app_ids)
     except ShsError as exc:
         click.echo(f"sparkscope dump: {exc}", err=True)
         sys.exit(EXIT_UNREACHABLE)

@@ -18,9 +18,11 @@ from sparkscope.cli.backtest import backtest
 from sparkscope.cli.common import EXIT_SOME_FAILED, CliState, fail_usage, pass_config
 from sparkscope.cli.fetch import dump, fetch, schedule
 from sparkscope.cli.forecast import forecast
+from sparkscope.cli.ingest import ingest
 from sparkscope.config.loader import Config
 from sparkscope.config.parsing import ConfigError
 from sparkscope.db import safe_url
+from sparkscope.printable import PrintableFormatter, printable
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -35,12 +37,16 @@ from sparkscope.db import safe_url
 @click.pass_context
 def cli(ctx: click.Context, config_path: str | None, verbose: bool) -> None:
     """Sparkscope: which Spark applications ran badly, why, and what to change."""
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    # One record, one line: ids and names from the History Server have their control characters
+    # escaped, so none can forge a log line.
+    handler = logging.StreamHandler()
+    handler.setFormatter(PrintableFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, handlers=[handler])
     # Alembic logs every migration step at INFO; keep cron logs to what matters.
     logging.getLogger("alembic").setLevel(logging.DEBUG if verbose else logging.WARNING)
+    # psycopg warns of the statement pipeline it drops after a failed statement: the failure
+    # itself is reported, in one line.
+    logging.getLogger("psycopg").setLevel(logging.DEBUG if verbose else logging.ERROR)
     ctx.obj = CliState(config_path)
 
 
@@ -103,7 +109,9 @@ def db_check(config: Config) -> None:
 
 @cli.command()
 @click.option("--host", default=None, help="Address to bind (default: web.host, 127.0.0.1).")
-@click.option("--port", type=int, default=None, help="Port (default: web.port, 8080).")
+@click.option(
+    "--port", type=click.IntRange(1, 65535), default=None, help="Port (default: web.port, 8080)."
+)
 @click.option("--debug", is_flag=True, help="Flask debug mode with reloader; never in production.")
 @pass_config
 def serve(config: Config, host: str | None, port: int | None, debug: bool) -> None:
@@ -143,7 +151,6 @@ def analyze(config: Config, app_ids: tuple[str, ...], force: bool, workers: int)
     from sparkscope.analysis.heuristics_config import load_heuristics
     from sparkscope.db import make_engine, make_sessionmaker
     from sparkscope.pipeline.steps import Pipeline
-    from sparkscope.prediction import refresh as predictions
 
     try:
         registry = load_heuristics(config.heuristics_path)
@@ -160,24 +167,27 @@ def analyze(config: Config, app_ids: tuple[str, ...], force: bool, workers: int)
             f"in {stats.seconds:.1f} s"
         )
         pipeline = Pipeline(registry=registry, predictions=config.predictions)
+        # Through the ledger: an analyze killed half-way leaves the rest to the next run.
         if force:
-            refreshed = predictions.refresh_all(factory, config.predictions, full=True)
-            click.echo(f"predicted {refreshed.runs} runs")
-            pipeline.queue_all(factory)
+            pipeline.queue_all(factory, full=True)
         else:
             pipeline.queue_all(factory, steps=("predictions",))
         completed = pipeline.complete(factory)
+        if force:
+            click.echo(f"predicted {completed.computed.get('predictions', 0)} runs")
         click.echo(
             "brought up to date: "
             + (", ".join(f"{n} {step}" for step, n in completed.done.items()) or "nothing to do")
         )
         for step, server_id, error in completed.failed:
-            click.echo(f"  {step} of server {server_id} not updated: {error}", err=True)
+            click.echo(f"  {step} of server {server_id} not updated: {printable(error)}", err=True)
         unknown = _unknown_app_ids(factory, app_ids) if app_ids else []
     finally:
         engine.dispose()
     if unknown:
-        click.echo(f"sparkscope analyze: no stored application {', '.join(unknown)}", err=True)
+        click.echo(
+            f"sparkscope analyze: no stored application {printable(', '.join(unknown))}", err=True
+        )
         sys.exit(EXIT_SOME_FAILED)
 
 
@@ -198,6 +208,7 @@ for _command in (fetch, dump, schedule):
     cli.add_command(_command)
 cli.add_command(backtest)
 cli.add_command(forecast)
+cli.add_command(ingest)
 cli.add_command(whatif_cli.whatif)
 cli.add_command(whatif_cli.advise)
 cli.add_command(whatif_cli.whatif_fit)

@@ -63,6 +63,7 @@ def whatif(
     as_json: bool,
 ) -> None:
     """Predicted duration and cost of APP_ID at other executor counts."""
+    from sparkscope.advisor.whatif.limits import LimitExceeded
     from sparkscope.advisor.whatif.sizing import parse_counts
     from sparkscope.queries.detail import find_app
     from sparkscope.queries.errors import AmbiguousAppError, NotFoundError
@@ -92,6 +93,8 @@ def whatif(
             )
         except (NotFoundError, AmbiguousAppError) as exc:
             fail_usage(str(exc))
+        except LimitExceeded as exc:
+            fail_usage(f"--{exc.param.replace('_', '-')}: {exc}")
         except WhatIfUnavailable as exc:
             click.echo(f"sparkscope: no what-if for {app_id}: {exc}", err=True)
             sys.exit(EXIT_SOME_FAILED)
@@ -129,6 +132,7 @@ def advise(
     as_json: bool,
 ) -> None:
     """The cheapest executor count whose predicted upper bound meets a deadline."""
+    from sparkscope.advisor.whatif.limits import LimitExceeded
     from sparkscope.advisor.whatif.sizing import parse_counts, parse_deadline
     from sparkscope.whatif.answers import NoHistory, prices_of
     from sparkscope.whatif.answers import advise as run_advise
@@ -168,6 +172,8 @@ def advise(
             )
         except NoHistory as exc:
             fail_usage(str(exc))
+        except LimitExceeded as exc:
+            fail_usage(f"--{exc.param.replace('_', '-')}: {exc}")
         except WhatIfUnavailable as exc:
             click.echo(f"sparkscope: cannot size {name}: {exc}", err=True)
             sys.exit(EXIT_SOME_FAILED)

@@ -7,7 +7,7 @@ frozen :class:`Config` it returns.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,101 +15,104 @@ from typing import Any
 import yaml
 
 from sparkscope import assets
-from sparkscope.config.parsing import (
-    ConfigError,
-    boolean,
-    non_negative_int,
-    non_negative_number,
-    optional_number,
-    optional_string,
-    parse_keys,
-    positive_int,
-    regex,
-    server_url,
-    string,
+from sparkscope.config.parsing import ConfigError, parse_keys
+from sparkscope.config.settings import (
+    BY_NAME,
+    ENV_CONFIG,
+    ENV_HEURISTICS,
+    ENV_SECRET_KEY,
+    REQUIRED,
+    SETTINGS,
+    default,
+    section_validators,
 )
+from sparkscope.redaction import split_credentials
 
 #: The bundled config folder (in the installed package), for heuristics.yaml when none is configured.
 BUNDLED_CONFIG_DIR = assets.folder("config")
 
-ENV_CONFIG = "SPARKSCOPE_CONFIG"
-ENV_DATABASE_URL = "SPARKSCOPE_DATABASE_URL"
-ENV_DATA_DIR = "SPARKSCOPE_DATA_DIR"
-ENV_SECRET_KEY = "SPARKSCOPE_SECRET_KEY"
-ENV_HEURISTICS = "SPARKSCOPE_HEURISTICS"
-
-# Spark's own default for spark.redaction.regex, widened to a few more words that mark secrets.
-DEFAULT_REDACTION_REGEX = (
-    r"(?i)secret|password|passwd|token|access[.]?key|private[.]?key|credential"
-)
-
 
 @dataclass(frozen=True)
 class ServerConfig:
-    """One Spark History Server to fetch from."""
+    """One Spark History Server to fetch from.
+
+    ``url`` never holds credentials: those given in the configured URL
+    (``http://user:password@host``) are kept apart, in ``username`` and ``password``, and sent
+    as HTTP basic auth."""
 
     name: str
     url: str
-    verify_tls: bool = True
-    ca_bundle: str | None = None
-    connect_timeout_s: float = 5.0
-    read_timeout_s: float = 60.0
-    request_deadline_s: float = 300.0
+    verify_tls: bool = default("servers[].verify_tls")
+    ca_bundle: str | None = default("servers[].ca_bundle")
+    connect_timeout_s: float = default("servers[].connect_timeout_s")
+    read_timeout_s: float = default("servers[].read_timeout_s")
+    request_deadline_s: float = default("servers[].request_deadline_s")
+    #: a folder or fsspec URL of Spark event logs read directly instead of a History Server
+    #: (``url`` then names the same location)
+    event_logs: str | None = default("servers[].event_logs")
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_url(cls, name: str, url: str, **settings: Any) -> ServerConfig:
+        """A server whose URL may carry credentials: they move to username and password."""
+        bare, username, password = split_credentials(url)
+        return cls(name=name, url=bare, username=username, password=password, **settings)
 
 
 @dataclass(frozen=True)
 class FetcherConfig:
     """How the History Fetcher talks to the servers and what it stores."""
 
-    threads: int = 4
-    retries: int = 4
-    backoff_factor_s: float = 0.5
-    top_stages: int = 5
-    tasks_per_stage: int = 20
-    overlap_minutes: int = 120
-    max_app_failures: int = 5
-    listing_page_size: int = 500
-    redaction_regex: str = DEFAULT_REDACTION_REGEX
-    store_hadoop_properties: bool = False
-    reconcile_days: int = 7
-    reconcile_every_hours: int = 24
+    threads: int = default("fetcher.threads")
+    retries: int = default("fetcher.retries")
+    backoff_factor_s: float = default("fetcher.backoff_factor_s")
+    top_stages: int = default("fetcher.top_stages")
+    tasks_per_stage: int = default("fetcher.tasks_per_stage")
+    overlap_minutes: int = default("fetcher.overlap_minutes")
+    max_app_failures: int = default("fetcher.max_app_failures")
+    listing_page_size: int = default("fetcher.listing_page_size")
+    redaction_regex: str = default("fetcher.redaction_regex")
+    store_hadoop_properties: bool = default("fetcher.store_hadoop_properties")
+    reconcile_days: int = default("fetcher.reconcile_days")
+    reconcile_every_hours: int = default("fetcher.reconcile_every_hours")
 
 
 @dataclass(frozen=True)
 class WebConfig:
     """Settings of the web application."""
 
-    secret_key: str | None = None
-    host: str = "127.0.0.1"
-    port: int = 8080
-    page_size: int = 50
+    secret_key: str | None = field(default=default("web.secret_key"), repr=False)
+    host: str = default("web.host")
+    port: int = default("web.port")
+    page_size: int = default("web.page_size")
 
 
 @dataclass(frozen=True)
 class PriceConfig:
     """Optional prices that turn resource hours into money."""
 
-    currency: str = "USD"
-    core_hour: float | None = None
-    gb_hour: float | None = None
+    currency: str = default("prices.currency")
+    core_hour: float | None = default("prices.core_hour")
+    gb_hour: float | None = default("prices.gb_hour")
 
 
 @dataclass(frozen=True)
 class PredictionConfig:
     """Recurring-run predictions: how runs group into keys, and when a run is a regression."""
 
-    key_patterns: tuple[str, ...] = ()
-    min_history: int = 5
-    margin: float = 0.1
-    level: float = 0.8
-    class_aware: bool = True
+    key_patterns: tuple[str, ...] = default("predictions.key_patterns")
+    min_history: int = default("predictions.min_history")
+    margin: float = default("predictions.margin")
+    level: float = default("predictions.level")
+    class_aware: bool = default("predictions.class_aware")
 
 
 @dataclass(frozen=True)
 class Config:
     """The whole, validated configuration."""
 
-    database_url: str
+    database_url: str = field(repr=False)  # may hold a password
     data_dir: str
     heuristics_path: str
     servers: tuple[ServerConfig, ...] = ()
@@ -130,54 +133,9 @@ class Config:
 
 # ---------------------------------------------------------------------------------------------- parsing
 
-
-def _level(value: Any) -> float:
-    level = non_negative_number(value)
-    if not 0.5 <= level <= 0.99:
-        raise ValueError(f"expected a level between 0.5 and 0.99, got {value}")
-    return level
-
-
-_SECTIONS: dict[str, dict[str, Callable[[Any], Any]]] = {
-    "fetcher": {
-        "threads": positive_int,
-        "retries": non_negative_int,
-        "backoff_factor_s": non_negative_number,
-        "top_stages": non_negative_int,
-        "tasks_per_stage": non_negative_int,
-        "overlap_minutes": non_negative_int,
-        "max_app_failures": positive_int,
-        "listing_page_size": positive_int,
-        "redaction_regex": regex,
-        "store_hadoop_properties": boolean,
-        "reconcile_days": positive_int,
-        "reconcile_every_hours": non_negative_int,
-    },
-    "web": {
-        "secret_key": optional_string,
-        "host": string,
-        "port": positive_int,
-        "page_size": positive_int,
-    },
-    "prices": {"currency": string, "core_hour": optional_number, "gb_hour": optional_number},
-    "predictions": {
-        "key_patterns": lambda v: tuple(regex(x) for x in (v or [])),
-        "min_history": positive_int,
-        "margin": non_negative_number,
-        "level": _level,
-        "class_aware": boolean,
-    },
-}
-_SERVER_KEYS: dict[str, Callable[[Any], Any]] = {
-    "name": string,
-    "url": server_url,
-    "verify_tls": boolean,
-    "ca_bundle": optional_string,
-    "connect_timeout_s": non_negative_number,
-    "read_timeout_s": non_negative_number,
-    "request_deadline_s": non_negative_number,
-}
-_TOP_KEYS = {"database_url", "data_dir", "heuristics_path", "servers", *_SECTIONS}
+#: The sections of the file, each a mapping of keys (``servers`` is a list of them).
+SECTIONS = ("fetcher", "web", "prices", "predictions")
+_TOP_KEYS = {s.name for s in SETTINGS if not s.section} | {"servers", *SECTIONS}
 
 
 def _section(raw: Any, name: str, file: str | None) -> dict[str, Any]:
@@ -185,7 +143,7 @@ def _section(raw: Any, name: str, file: str | None) -> dict[str, Any]:
         return {}
     if not isinstance(raw, Mapping):
         raise ConfigError(file, name, "expected a mapping")
-    return parse_keys(raw, _SECTIONS[name], name, file)
+    return parse_keys(raw, section_validators(name), name, file)
 
 
 def _servers(raw: Any, file: str | None) -> tuple[ServerConfig, ...]:
@@ -193,19 +151,43 @@ def _servers(raw: Any, file: str | None) -> tuple[ServerConfig, ...]:
         return ()
     if not isinstance(raw, list):
         raise ConfigError(file, "servers", "expected a list of servers")
+    validators = section_validators("servers")
+    required = [s.key for s in SETTINGS if s.section == "servers" and s.default is REQUIRED]
     servers: list[ServerConfig] = []
     for i, item in enumerate(raw):
         path = f"servers[{i}]"
         if not isinstance(item, Mapping):
             raise ConfigError(file, path, "expected a mapping with name and url")
-        values = parse_keys(item, _SERVER_KEYS, path, file)
-        for required in ("name", "url"):
-            if required not in values:
-                raise ConfigError(file, f"{path}.{required}", "missing")
+        values = parse_keys(item, validators, path, file)
+        if values.get("event_logs") is not None:
+            if "url" in values:
+                raise ConfigError(
+                    file,
+                    f"{path}.url",
+                    "a server reads a History Server url or event_logs, not both",
+                )
+            values["url"] = values["event_logs"]
+        for key in required:
+            if key not in values:
+                raise ConfigError(file, f"{path}.{key}", "missing (or event_logs)")
         if any(s.name == values["name"] for s in servers):
             raise ConfigError(file, f"{path}.name", f"duplicate server name {values['name']!r}")
-        servers.append(ServerConfig(**values))
+        servers.append(ServerConfig.from_url(**values))
     return tuple(servers)
+
+
+def _top(raw: Mapping[str, Any], name: str, env: Mapping[str, str], file: str | None) -> Any:
+    """A top-level setting: its environment variable wins over the file; both are validated."""
+    setting = BY_NAME[name]
+    where, value, source = name, raw.get(name), file
+    if setting.env and env.get(setting.env):
+        where, value, source = f"${setting.env}", env[setting.env], None
+    if value is None:
+        return setting.default
+    try:
+        return setting.validator(value)
+    except ValueError as exc:
+        raise ConfigError(source, where, str(exc)) from None
 
 
 def default_config_path(env: Mapping[str, str]) -> tuple[Path | None, bool]:
@@ -253,17 +235,9 @@ def parse_config(
             raise ConfigError(
                 file, str(key), f"unknown key (known: {', '.join(sorted(_TOP_KEYS))})"
             )
-    try:
-        data_dir = string(
-            env.get(ENV_DATA_DIR) or raw.get("data_dir") or "~/.local/share/sparkscope"
-        )
-        db_url = env.get(ENV_DATABASE_URL) or optional_string(raw.get("database_url"))
-        heur = env.get(ENV_HEURISTICS) or optional_string(raw.get("heuristics_path"))
-    except ValueError as exc:
-        raise ConfigError(file, "database_url/data_dir/heuristics_path", str(exc)) from None
-    data_path = Path(data_dir).expanduser()
-    if not db_url:
-        db_url = f"sqlite:///{data_path / 'sparkscope.db'}"
+    data_path = Path(_top(raw, "data_dir", env, file)).expanduser()
+    db_url = _top(raw, "database_url", env, file) or f"sqlite:///{data_path / 'sparkscope.db'}"
+    heur = _top(raw, "heuristics_path", env, file)
     if heur:
         heur_path = Path(heur).expanduser()
         if not heur_path.is_absolute() and base_dir is not None and not env.get(ENV_HEURISTICS):
@@ -274,7 +248,10 @@ def parse_config(
         heur_path = BUNDLED_CONFIG_DIR / "heuristics.yaml"
     web = _section(raw.get("web"), "web", file)
     if env.get(ENV_SECRET_KEY):
-        web["secret_key"] = env[ENV_SECRET_KEY]
+        try:
+            web["secret_key"] = BY_NAME["web.secret_key"].validator(env[ENV_SECRET_KEY])
+        except ValueError as exc:
+            raise ConfigError(None, f"${ENV_SECRET_KEY}", str(exc)) from None
     return Config(
         database_url=db_url,
         data_dir=str(data_path),

@@ -13,9 +13,11 @@ from sparkscope.models import (  # noqa: F401  (registers every table)
     analysis,
     app_rows,
     application,
+    eventlog,
     fetch,
     pipeline,
     predictions,
+    sql,
     summary,
     whatif,
 )

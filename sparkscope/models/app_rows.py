@@ -13,11 +13,21 @@ from sparkscope.models.application import (
     StageTaskDistribution,
     Task,
 )
+from sparkscope.models.eventlog import StageParent, StageTaskTimes
+from sparkscope.models.sql import SqlExecution, SqlFetch, SqlNode, SqlStage
+from sparkscope.models.whatif import WhatIfInput
 
 APP_CHILD_TABLES = (
+    WhatIfInput,
     AnalysisInput,
     Analysis,
     AnalysisResult,
+    StageTaskTimes,
+    StageParent,
+    SqlStage,
+    SqlNode,
+    SqlExecution,
+    SqlFetch,
     Task,
     StageExecutor,
     StageTaskDistribution,

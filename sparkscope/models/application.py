@@ -16,11 +16,16 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from sparkscope.models.base import Base, Json, _app_fk, _count
 from sparkscope.models.fetch import HistoryServer
+
+#: The sort keys of search's "impact" and "waste" orders, as their indexes hold them.
+IMPACT_RANK_SQL = "coalesce(impact_core_hours, -1)"
+WASTE_RANK_SQL = "coalesce(wasted_core_hours, -1)"
 
 
 class Application(Base):
@@ -48,6 +53,11 @@ class Application(Base):
             "start_time_ms",
             postgresql_include=["id", "spark_user", "queue", "wasted_core_hours", "worst_severity"],
         ),
+        # Search ranked by impact or by waste (unknown below every known figure), ties by start
+        # and id: read in index order, in either direction (migration 0015). An expression on
+        # both databases, since SQLite's indexes know no NULLS LAST.
+        Index("ix_application_impact_rank", text(IMPACT_RANK_SQL), "start_time_ms", "id"),
+        Index("ix_application_waste_rank", text(WASTE_RANK_SQL), "start_time_ms", "id"),
         {"comment": "one row per application attempt, with its totals"},
     )
 
@@ -101,6 +111,10 @@ class Application(Base):
     )
     wasted_core_hours: Mapped[float | None] = mapped_column(
         Float, comment="allocated core-hours not used by tasks"
+    )
+    impact_core_hours: Mapped[float | None] = mapped_column(
+        Float,
+        comment="core-hours of its costliest finding (0 when none has a cost); NULL until analysed",
     )
     raw: Mapped[dict[str, Any] | None] = mapped_column(Json, comment="listing entry as fetched")
 

@@ -67,6 +67,12 @@ class RunPrediction(Base):
     )
     excess_pct: Mapped[float | None] = mapped_column(Float, comment="actual vs expected, %")
     causes: Mapped[list[str]] = mapped_column(Json, comment="causes of a regression")
+    changes: Mapped[dict[str, Any] | None] = mapped_column(
+        Json,
+        nullable=True,
+        comment="what changed against the runs it was predicted from (settings, input, stages, "
+        "findings); NULL: not computed yet",
+    )
     computed_at_ms: Mapped[int] = mapped_column(BigInteger, comment="when computed, epoch ms")
 
 

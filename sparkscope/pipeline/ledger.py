@@ -4,6 +4,11 @@ A step that cannot run inside the transaction that makes it necessary (it works 
 recurring key or server, not one application) is queued in that transaction and taken off the
 ledger in the transaction that does it. A killed or failed run therefore leaves its work on the
 ledger, and any later ``fetch`` or ``analyze`` finishes it.
+
+Work asked for again while a run is doing it (a fetch loads another run of a key that an
+``analyze`` is refitting) must not be taken off by that run, which did not see it: queueing
+again moves the row's ``queued_at_ms`` forward (at least by one), and a run takes off only the
+rows whose ``queued_at_ms`` is still the one it read.
 """
 
 from __future__ import annotations
@@ -11,12 +16,14 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import cast
+from functools import cache
+from typing import Any, cast
 
-from sqlalchemy import Table, delete, select, tuple_, update
+from sqlalchemy import Table, case, delete, select, tuple_, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from sparkscope.db import dialect_insert, now_ms
+from sparkscope.db import now_ms
 from sparkscope.models.pipeline import PipelinePending
 
 #: One queued unit of work: (step, server id, subject).
@@ -25,23 +32,38 @@ Work = tuple[str, int, str]
 
 @dataclass(frozen=True)
 class Pending:
-    """The queued subjects of one step on one server, with the most failed attempts among them."""
+    """The queued subjects of one step on one server, with the most failed attempts among them
+    and, per subject, the ``queued_at_ms`` read."""
 
     step: str
     server_id: int
     subjects: tuple[str, ...]
     attempts: int
+    queued: tuple[int, ...] = ()
 
 
 def enqueue(session: Session, work: Iterable[Work]) -> None:
-    """Queue work in the caller's transaction (work already queued stays as it is)."""
+    """Queue work in the caller's transaction (work already queued is marked queued again)."""
+    now = now_ms()
     rows = [
-        {"step": step, "server_id": sid, "subject": subject, "queued_at_ms": now_ms()}
-        for step, sid, subject in dict.fromkeys(work)
+        {"step": step, "server_id": sid, "subject": subject, "queued_at_ms": now}
+        for step, sid, subject in sorted(set(work))  # one order: writers cannot deadlock
     ]
     if rows:
-        stmt = dialect_insert(session, cast(Table, PipelinePending.__table__))
-        session.execute(stmt.on_conflict_do_nothing(), rows)
+        session.execute(_insert(session.get_bind().dialect.name), rows)
+
+
+@cache
+def _insert(dialect: str) -> Any:
+    """INSERT that marks work already queued as queued again, later than any run that read it
+    (built once per dialect)."""
+    table = cast(Table, PipelinePending.__table__)
+    stmt = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)
+    new, old = stmt.excluded.queued_at_ms, table.c.queued_at_ms
+    return stmt.on_conflict_do_update(
+        index_elements=["step", "server_id", "subject"],
+        set_={"queued_at_ms": case((new > old, new), else_=old + 1)},
+    )
 
 
 def pending(
@@ -53,27 +75,43 @@ def pending(
         PipelinePending.server_id,
         PipelinePending.subject,
         PipelinePending.attempts,
+        PipelinePending.queued_at_ms,
     ).where(PipelinePending.step.in_(list(steps)))
     if server_ids is not None:
         query = query.where(PipelinePending.server_id.in_(list(server_ids)))
-    groups: dict[tuple[str, int], list[tuple[str, int]]] = defaultdict(list)
-    for step, sid, subject, attempts in session.execute(query):
-        groups[(step, sid)].append((subject, attempts))
+    groups: dict[tuple[str, int], list[tuple[str, int, int]]] = defaultdict(list)
+    for step, sid, subject, attempts, queued in session.execute(query):
+        groups[(step, sid)].append((subject, attempts, queued))
     order = {s: i for i, s in enumerate(steps)}
-    return [
-        Pending(step, sid, tuple(sorted(s for s, _ in items)), max(a for _, a in items))
-        for (step, sid), items in sorted(groups.items(), key=lambda kv: (order[kv[0][0]], kv[0][1]))
+    out = []
+    for (step, sid), items in sorted(groups.items(), key=lambda kv: (order[kv[0][0]], kv[0][1])):
+        items.sort()
+        out.append(
+            Pending(
+                step,
+                sid,
+                tuple(s for s, _, _ in items),
+                max(a for _, a, _ in items),
+                tuple(q for _, _, q in items),
+            )
+        )
+    return out
+
+
+def done(session: Session, unit: Pending) -> None:
+    """Take a unit of work off the ledger, in the transaction that did it: each subject unless it
+    was queued again since the unit was read."""
+    keys = [
+        (unit.step, unit.server_id, s, q) for s, q in zip(unit.subjects, unit.queued, strict=True)
     ]
-
-
-def done(session: Session, step: str, server_id: int, subjects: Iterable[str]) -> None:
-    """Take work off the ledger, in the transaction that did it."""
-    keys = [(step, server_id, s) for s in subjects]
     for i in range(0, len(keys), 500):
         session.execute(
             delete(PipelinePending).where(
                 tuple_(
-                    PipelinePending.step, PipelinePending.server_id, PipelinePending.subject
+                    PipelinePending.step,
+                    PipelinePending.server_id,
+                    PipelinePending.subject,
+                    PipelinePending.queued_at_ms,
                 ).in_(keys[i : i + 500])
             )
         )

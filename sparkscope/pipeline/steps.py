@@ -1,18 +1,22 @@
 """The post-load pipeline, declared in one place and run by ``fetch`` and ``analyze`` alike.
 
-After the loader has written an application's rows, in the same transaction:
+For each fetched application, first in memory (:meth:`Pipeline.prepare`, before anything is
+written: the application row takes its findings' columns from it), then, once the loader has
+written the application's rows, in the same transaction (:meth:`Pipeline.after_load`):
 
 1. ``inputs`` -- the application's heuristic inputs, encoded (re-scoring reads them back);
 2. ``score`` -- the heuristics' findings (skipped by ``fetch --no-analyze``; the page then scores
    in memory and ``analyze`` stores them);
 3. ``whatif_input`` -- the run's what-if input, encoded;
-4. ``day_summary`` -- the application's contribution to the fleet's per-day summary;
+4. ``day_summary`` -- the application's contribution to the fleet's per-day summary, taken from
+   the row and findings as written (not read back), less that of the version it replaced;
 5. the queued steps below are put on the ledger for the application's server and key.
 
 Then, once per run, from the ledger (each unit in its own transaction, which also takes it off
 the ledger; a unit that fails stays queued and is retried by the next run):
 
-6. ``predictions`` -- expected duration, verdict and forecast of the server's recurring runs;
+6. ``predictions`` -- expected duration, verdict and forecast of the server's recurring runs
+   (every run again when :data:`FULL` is queued: ``analyze --force``);
 7. ``whatif`` -- the what-if calibration of each queued recurring key, and the server's prior.
 
 All work comes from what is passed in (rows in memory, the registry, the configuration): nothing
@@ -33,13 +37,14 @@ from heuristics.registry import Registry
 from sparkscope.accounting import day_summary
 from sparkscope.advisor.predict.features import recurring_key
 from sparkscope.analysis.codec import APP_COLUMNS
-from sparkscope.analysis.inputs import assemble, store_inputs
-from sparkscope.analysis.results import record_config
-from sparkscope.analysis.scoring import score_and_store
+from sparkscope.analysis.inputs import assemble, encode_or_none, insert_encoded, sql_input
+from sparkscope.analysis.results import flagged, insert_loaded, record_config
+from sparkscope.analysis.scoring import Scored, score_new
 from sparkscope.config.loader import PredictionConfig
+from sparkscope.db import factory_url, storage_fault
 from sparkscope.pipeline import ledger
 from sparkscope.prediction.refresh import refresh_session
-from sparkscope.whatif.calibration import refit_keys, store_input
+from sparkscope.whatif.calibration import encode_input, refit_keys, store_input
 
 log = logging.getLogger("sparkscope.pipeline")
 
@@ -64,6 +69,8 @@ class LoadedEntry(Protocol):
     @property
     def duration_ms(self) -> int | None: ...
     @property
+    def spark_version(self) -> str | None: ...
+    @property
     def completed(self) -> bool: ...
 
 
@@ -79,6 +86,44 @@ class LoadedRows(Protocol):
     stages: Rows
     distributions: Rows
     tasks: Rows
+    sql_fetch: Rows
+    sql_executions: Rows
+    sql_nodes: Rows
+    sql_stages: Rows
+
+
+class StoredApplication(Protocol):
+    """What the loader wrote of one application."""
+
+    @property
+    def app_pk(self) -> int: ...
+    @property
+    def row(self) -> Mapping[str, Any]:
+        """The application row as stored (its day-summary columns included)."""
+
+    @property
+    def replaced(self) -> Mapping[Any, Any]:
+        """The day-summary contribution of the version it replaced (empty for a new one)."""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """The per-application steps' work done in memory, before the application is written."""
+
+    data: AppData
+    #: the encoded heuristic inputs (None: a value cannot be encoded)
+    inputs: bytes | None
+    #: the findings (None: not stored at load time)
+    scored: Scored | None
+    whatif: bytes
+
+    @property
+    def application(self) -> dict[str, Any]:
+        """The application row's analysis columns: worst severity and the heuristics config's
+        fingerprint (None when not scored), and its core-hours when scored."""
+        if self.scored is None:
+            return {"worst_severity": None, "analysis_fingerprint": None, "impact_core_hours": None}
+        return self.scored.columns
 
 
 def app_data(rows: LoadedRows) -> AppData:
@@ -92,24 +137,30 @@ def app_data(rows: LoadedRows) -> AppData:
         rows.stages,
         rows.distributions,
         rows.tasks,
+        sql_input(rows.sql_fetch, rows.sql_executions, rows.sql_nodes, rows.sql_stages),
     )
 
 
 @dataclass(frozen=True)
 class QueuedStep:
-    """A step run from the ledger: ``run(pipeline, session, server_id, subjects)``."""
+    """A step run from the ledger: ``run(pipeline, session, server_id, subjects)`` returns how
+    many things (runs predicted, keys fitted) it computed, or None."""
 
     name: str
-    run: Callable[[Pipeline, Session, int, Sequence[str]], None]
+    run: Callable[[Pipeline, Session, int, Sequence[str]], int | None]
     #: the subject an application queues: '' (the whole server) or its recurring key
     subject: Callable[[Pipeline, str], str]
 
 
-def _predict(p: Pipeline, session: Session, server_id: int, subjects: Sequence[str]) -> None:
-    refresh_session(session, server_id, p.predictions)
+#: The predictions subject that asks for every run of the server to be predicted again.
+FULL = "*all runs*"
 
 
-def _refit_whatif(p: Pipeline, session: Session, server_id: int, subjects: Sequence[str]) -> None:
+def _predict(p: Pipeline, session: Session, server_id: int, subjects: Sequence[str]) -> int:
+    return refresh_session(session, server_id, p.predictions, full=FULL in subjects).runs
+
+
+def _refit_whatif(p: Pipeline, session: Session, server_id: int, subjects: Sequence[str]) -> int:
     keys = set(subjects)
     if "" in keys:  # every key of the server (queued by an upgrade, or `analyze --force`)
         from sqlalchemy import select
@@ -120,7 +171,7 @@ def _refit_whatif(p: Pipeline, session: Session, server_id: int, subjects: Seque
             select(Application.name).where(Application.server_id == server_id).distinct()
         )
         keys = {recurring_key(n, p.predictions.key_patterns) for n in names}
-    refit_keys(session, server_id, keys, p.predictions.key_patterns)
+    return refit_keys(session, server_id, keys, p.predictions.key_patterns)
 
 
 QUEUED: tuple[QueuedStep, ...] = (
@@ -133,10 +184,12 @@ QUEUED: tuple[QueuedStep, ...] = (
 
 @dataclass
 class Completed:
-    """What one pass over the ledger did: units done per step, and the units that failed."""
+    """What one pass over the ledger did: units done and things computed per step, and the
+    units that failed."""
 
     done: dict[str, int] = field(default_factory=dict)
     failed: list[tuple[str, int, str]] = field(default_factory=list)
+    computed: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -154,22 +207,34 @@ class Pipeline:
         if self.registry is not None:
             record_config(session, self.registry)
 
+    def prepare(self, rows: LoadedRows) -> Prepared:
+        """Steps 1-3 of one fetched application in memory (no database): its inputs, encoded;
+        its findings; its what-if input, encoded."""
+        data = app_data(rows)
+        scored = score_new(data, self.registry) if self.registry is not None else None
+        return Prepared(data, encode_or_none(None, data), scored, encode_input(rows))
+
     def after_load(
         self,
         session: Session,
         server_id: int,
-        app_pk: int,
         rows: LoadedRows,
-        replaced: Mapping[Any, Any],
+        stored: StoredApplication,
+        prepared: Prepared,
     ) -> None:
-        """Steps 1-5 for one application, in the caller's (the load's) transaction; ``replaced``
-        is the day-summary contribution of the version the load replaced (empty if new)."""
-        data = {app_pk: app_data(rows)}
-        store_inputs(session, data)
-        if self.registry is not None:
-            score_and_store(session, data, self.registry, just_loaded=True)
-        store_input(session, app_pk, rows)
-        day_summary.apply(session, replaced, day_summary.read(session, [app_pk]))
+        """Steps 1-5 for one application, in the caller's (the load's) transaction, once the
+        loader has written the application (whose row holds ``prepared.application``) and
+        removed what the version it replaced had of these."""
+        app_pk = stored.app_pk
+        if prepared.inputs is not None:
+            insert_encoded(session, app_pk, prepared.inputs)
+        flagged_heuristics: list[str] = []
+        if prepared.scored is not None:
+            insert_loaded(session, app_pk, prepared.scored.results, prepared.scored.document)
+            flagged_heuristics = flagged(prepared.scored.results)
+        store_input(session, app_pk, prepared.whatif)
+        now = day_summary.contribution(stored.row, flagged_heuristics)
+        day_summary.apply(session, stored.replaced, now)
         name = rows.entry.name
         ledger.enqueue(session, [(s.name, server_id, s.subject(self, name)) for s in self.queued])
 
@@ -177,7 +242,10 @@ class Pipeline:
         self, factory: sessionmaker[Session], server_ids: Sequence[int] | None = None
     ) -> Completed:
         """Steps 6-7: everything on the ledger (of the given servers, else of all), step by
-        step; each unit in its own transaction, a failed one recorded and left queued."""
+        step; each unit in its own transaction, a failed one recorded and left queued. A
+        database that refuses writes stops it at once (:class:`StorageFault`): the unit stays
+        queued, as it was, for a run that can write."""
+        url = factory_url(factory)
         result = Completed()
         steps = {s.name: s for s in self.queued}
         with factory() as session:
@@ -186,9 +254,12 @@ class Pipeline:
             step = steps[unit.step]
             try:
                 with factory() as session, session.begin():
-                    step.run(self, session, unit.server_id, unit.subjects)
-                    ledger.done(session, unit.step, unit.server_id, unit.subjects)
+                    n = step.run(self, session, unit.server_id, unit.subjects)
+                    ledger.done(session, unit)
             except Exception as exc:  # derived work must not stop the others; it stays queued
+                fault = storage_fault(url, exc)
+                if fault is not None:
+                    raise fault from exc
                 error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
                 log.warning(
                     "%s of server %s not done (attempt %d, retried by the next run): %s",
@@ -203,10 +274,18 @@ class Pipeline:
                 result.failed.append((unit.step, unit.server_id, error))
                 continue
             result.done[unit.step] = result.done.get(unit.step, 0) + len(unit.subjects)
+            result.computed[unit.step] = result.computed.get(unit.step, 0) + (n or 0)
         return result
 
-    def queue_all(self, factory: sessionmaker[Session], steps: Sequence[str] | None = None) -> None:
-        """Queue the given steps (default: all) for the whole of every server with applications."""
+    def queue_all(
+        self,
+        factory: sessionmaker[Session],
+        steps: Sequence[str] | None = None,
+        full: bool = False,
+    ) -> None:
+        """Queue the given steps (default: all) for the whole of every server with applications,
+        in one transaction; ``full``: every prediction again (``analyze --force``), which a run
+        killed before it is done leaves on the ledger like any other work."""
         from sqlalchemy import select
 
         from sparkscope.models.application import Application
@@ -214,4 +293,11 @@ class Pipeline:
         chosen = [s.name for s in self.queued if steps is None or s.name in steps]
         with factory() as session, session.begin():
             servers = session.scalars(select(Application.server_id).distinct()).all()
-            ledger.enqueue(session, [(step, sid, "") for sid in servers for step in chosen])
+            ledger.enqueue(
+                session,
+                [
+                    (step, sid, FULL if full and step == "predictions" else "")
+                    for sid in servers
+                    for step in chosen
+                ],
+            )

@@ -47,35 +47,41 @@ class Figures:
 
 def backtest_database(
     factory: sessionmaker[Session],
-    cfg: PredictionConfig,
+    prediction_config: PredictionConfig,
     names: Sequence[str] = (),
     min_history: int = 5,
 ) -> Figures:
     """The backtest's figures over the stored runs (of the keys ``names``, or every key)."""
     with factory() as session:
-        runs = _runs(session, cfg, names)
-    results = run_backtest(runs, cfg.level, cfg.class_aware, min_history)
+        runs = _runs(session, prediction_config, names)
+    results = run_backtest(
+        runs, prediction_config.level, prediction_config.class_aware, min_history
+    )
     # In key order, so `backtest --json` prints the same document for the same runs.
-    per_key = {k: metrics([results[k]], cfg.level, min_history) for k in sorted(results)}
+    per_key = {
+        k: metrics([results[k]], prediction_config.level, min_history) for k in sorted(results)
+    }
     per_key = {k: m for k, m in per_key.items() if m.n}
-    forward = forward_split(runs, cfg.level, min_history)
+    forward = forward_split(runs, prediction_config.level, min_history)
     scored = [(float(f.run.duration_ms or 0), f.point, None) for f in forward]
     fkeys = {
-        k: score([s for s, f in zip(scored, forward, strict=True) if f.key == k], cfg.level)
+        k: score(
+            [s for s, f in zip(scored, forward, strict=True) if f.key == k], prediction_config.level
+        )
         for k in sorted({f.key for f in forward})
     }
     return Figures(
         per_key=per_key,
-        overall=metrics(results.values(), cfg.level, min_history),
-        regimes=regime_metrics(results.values(), cfg.level, min_history),
-        bands=band_metrics(scored_runs(results.values(), min_history), cfg.level),
-        forward=score(scored, cfg.level),
-        forward_bands=band_metrics(scored, cfg.level),
+        overall=metrics(results.values(), prediction_config.level, min_history),
+        regimes=regime_metrics(results.values(), prediction_config.level, min_history),
+        bands=band_metrics(scored_runs(results.values(), min_history), prediction_config.level),
+        forward=score(scored, prediction_config.level),
+        forward_bands=band_metrics(scored, prediction_config.level),
         forward_keys=fkeys,
     )
 
 
-def _runs(session: Session, cfg: PredictionConfig, names: Sequence[str]) -> list[Run]:
+def _runs(session: Session, prediction_config: PredictionConfig, names: Sequence[str]) -> list[Run]:
     apps = session.execute(
         select(
             Application.id,
@@ -91,7 +97,7 @@ def _runs(session: Session, cfg: PredictionConfig, names: Sequence[str]) -> list
     several = len({a.server_id for a in apps}) > 1
     keyed = []
     for a in apps:
-        key = recurring_key(a.name, cfg.key_patterns)
+        key = recurring_key(a.name, prediction_config.key_patterns)
         if names and key not in names and a.name not in names:
             continue
         # Keys are per server; with several servers the label says which.

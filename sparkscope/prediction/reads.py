@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import select
@@ -47,6 +47,7 @@ _SHOWN = (
     RunPrediction.regime,
     RunPrediction.regime_ratio,
     RunPrediction.regime_feature,
+    RunPrediction.changes,
 )
 
 
@@ -63,6 +64,7 @@ def prediction_json(p: RunPrediction | None) -> dict[str, Any] | None:
         "feature": regime.feature or None,
         "text": regime.describe(),
     }
+    out["changes"] = p.changes
     return out
 
 
@@ -112,6 +114,36 @@ def prediction_line(p: RunPrediction | None) -> str | None:
     return text
 
 
+@dataclass(frozen=True)
+class Changes:
+    """What changed in a run against the runs it was predicted from, as its page shows it."""
+
+    items: list[dict[str, Any]]
+    #: The latest successful earlier run it is compared with: (app id, attempt id, server) or None.
+    against: tuple[str, str, str] | None
+    #: How many earlier runs the input was compared with (their median).
+    runs: int
+
+
+def run_changes(session: Session, p: RunPrediction | None) -> Changes | None:
+    """The stored changes of a run, with the run they are against (one indexed read); None when
+    the run has no prediction or its changes were not computed yet."""
+    if p is None or not isinstance(p.changes, dict):
+        return None
+    against = p.changes.get("against") or {}
+    ref = None
+    if isinstance(against, dict) and against.get("application_id") is not None:
+        row = session.execute(
+            select(Application.app_id, Application.attempt_id, HistoryServer.name)
+            .join(HistoryServer, HistoryServer.id == Application.server_id)
+            .where(Application.id == int(against["application_id"]))
+        ).first()
+        if row is not None:
+            ref = (row.app_id, row.attempt_id or "", row.name)
+    items = [i for i in p.changes.get("items") or () if isinstance(i, dict)]
+    return Changes(items=items, against=ref, runs=int(against.get("runs") or 0))
+
+
 def history_predictions(
     session: Session, name: str, server: str | None = None
 ) -> tuple[dict[tuple[str, str, str], RunPrediction], RecurringForecast | None]:
@@ -149,6 +181,8 @@ class Regression:
     expected_ms: float | None
     excess_pct: float | None
     causes: list[str]
+    #: The stored change items (sparkscope.advisor.predict.changes), for when no cause is named.
+    changes: list[dict[str, Any]] = field(default_factory=list)
 
 
 def recent_regressions(session: Session, since_ms: int, limit: int = 20) -> list[Regression]:
@@ -174,6 +208,9 @@ def recent_regressions(session: Session, since_ms: int, limit: int = 20) -> list
             expected_ms=p.expected_ms,
             excess_pct=p.excess_pct,
             causes=list(p.causes or []),
+            changes=list((p.changes or {}).get("items") or [])
+            if isinstance(p.changes, dict)
+            else [],
         )
         for p, app_id, attempt, name, srv in session.execute(q)
     ]
@@ -278,7 +315,7 @@ def band_figure(
 def history_band(session: Session, name: str, server: str | None, link: Any) -> dict[str, Any]:
     """What the history page's forecast partial shows; ``link(app_id, server, attempt)`` -> URL."""
     preds, fc = history_predictions(session, name, server)
-    runs = [(p, link(app_id, srv, att)) for (srv, app_id, att), p in preds.items()]
+    runs = [(p, link(app_id, srv, attempt)) for (srv, app_id, attempt), p in preds.items()]
     regressions = sum(1 for p, _u in runs if p.verdict == "regression")
     return {
         "figure": band_figure(runs, fc),

@@ -1,10 +1,10 @@
 """Compute and store the predictions of recurring runs (the write side; pages only read them).
 
-:func:`refresh` is called once per server after a fetch run and by ``sparkscope analyze``. It finds
-the runs whose prediction is missing or stale (new run, re-fetched run: ``fetched_at_ms``
-changed) and the keys that lost a run (deleted: fewer stored predictions than the key's forecast
-counted), then recomputes, per key, every run from the earliest changed one on: later runs
-depended on it. Everything a run's prediction uses started before it.
+:func:`refresh_session` is the pipeline's predictions step (after a fetch run and in ``sparkscope
+analyze``). It finds the runs whose prediction is missing or stale (new run, re-fetched run:
+``fetched_at_ms`` changed) and the keys that lost a run (deleted: fewer stored predictions than
+the key's forecast counted), then recomputes, per key, every run from the earliest changed one
+on: later runs depended on it. Everything a run's prediction uses started before it.
 """
 
 from __future__ import annotations
@@ -20,18 +20,20 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from sparkscope.advisor.predict import classaware, rolling, verdict
+from sparkscope.advisor.predict.changes import finding_changes, what_changed
 from sparkscope.advisor.predict.features import recurring_key
-from sparkscope.advisor.predict.rolling import Point
+from sparkscope.advisor.predict.rolling import PredictedRun
 from sparkscope.config.loader import PredictionConfig
 from sparkscope.db import now_ms
 from sparkscope.models.application import Application
 from sparkscope.models.predictions import RecurringForecast, RunPrediction
+from sparkscope.prediction.plan_causes import plan_changes
 from sparkscope.prediction.runs import (
     RunRow,
     StoredRun,
     earlier_features,
+    findings_of,
     load_runs,
-    new_findings,
     stored_runs,
 )
 from sparkscope.prediction.server_models import class_model, pools
@@ -57,22 +59,8 @@ def refresh_server(
         return refresh_session(session, server_id, settings, full)
 
 
-def refresh_all(
-    factory: sessionmaker[Session], settings: PredictionConfig, full: bool = False
-) -> RefreshStats:
-    """Every server; ``full`` recomputes every run (after a change of the settings)."""
-    total = RefreshStats()
-    with factory() as session:
-        servers = session.scalars(select(Application.server_id).distinct()).all()
-    for sid in servers:
-        s = refresh_server(factory, sid, settings, full)
-        total.keys += s.keys
-        total.runs += s.runs
-    return total
-
-
 def refresh_session(
-    session: Session, server_id: int, cfg: PredictionConfig, full: bool = False
+    session: Session, server_id: int, prediction_config: PredictionConfig, full: bool = False
 ) -> RefreshStats:
     """Bring the predictions of one server up to date in the caller's transaction."""
     stats = RefreshStats()
@@ -86,13 +74,15 @@ def refresh_session(
         .where(
             Application.server_id == server_id,
             (RunPrediction.application_id.is_(None))
-            | (RunPrediction.fetched_at_ms != Application.fetched_at_ms),
+            | (RunPrediction.fetched_at_ms != Application.fetched_at_ms)
+            # stored before "what changed" was kept (migration 0015): computed once more
+            | (RunPrediction.changes.is_(None)),
         )
     ).all()
     first_dirty: dict[str, int] = {}
     dirty_ids: dict[str, list[int]] = defaultdict(list)
     for pk, name, start in dirty_rows:
-        key = recurring_key(name, cfg.key_patterns)
+        key = recurring_key(name, prediction_config.key_patterns)
         dirty_ids[key].append(pk)
         first_dirty[key] = min(first_dirty.get(key, start or 0), start or 0)
     # Keys that lost a run since their forecast was computed: recompute them from the start.
@@ -107,11 +97,11 @@ def refresh_session(
         )
     fresh = {r.id: r for r in load_runs(session, stale)}
     pool, fpool = pools(session, server_id, started)
-    model = class_model(session, server_id, min(first_dirty.values()), cfg)
+    model = class_model(session, server_id, min(first_dirty.values()), prediction_config)
     for key, since in first_dirty.items():
         new_runs = [fresh[pk] for pk in dirty_ids.get(key, ()) if pk in fresh]
         stats.runs += _refresh_key(
-            session, server_id, key, since, new_runs, cfg, pool, fpool, model
+            session, server_id, key, since, new_runs, prediction_config, pool, fpool, model
         )
         stats.keys += 1
     return stats
@@ -123,7 +113,7 @@ def _refresh_key(
     key: str,
     since: int,
     new_runs: Sequence[RunRow],
-    cfg: PredictionConfig,
+    prediction_config: PredictionConfig,
     pool: Mapping[str, Sequence[float]],
     fpool: Sequence[float],
     model: classaware.ClassAware | None,
@@ -160,30 +150,70 @@ def _refresh_key(
     y = np.array([float(r.duration or 0) for r in runs])
     ok = np.array([r.good for r in runs], dtype=bool)
     t = np.array([float(r.start) for r in runs])
-    points: list[Point | None] = []
+    points: list[PredictedRun | None] = []
     computed = 0
     at = now_ms()
     todo = [i for i, r in enumerate(runs) if r.start >= since or r.features is not None]
     class_pred = model.predict(X[todo]) if model is not None and todo else None
     extras = dict(zip(todo, class_pred, strict=True)) if class_pred is not None else {}
+    # Each computed run against the latest successful run before it (its findings, one query).
+    previous_good: dict[int, StoredRun | None] = {}
+    latest: StoredRun | None = None
+    for i, r in enumerate(runs):
+        previous_good[i] = latest
+        latest = r if r.good else latest
+    found = findings_of(
+        session,
+        [pk for i in todo for pk in (runs[i].pk, getattr(previous_good[i], "pk", None)) if pk],
+    )
     for i, r in enumerate(runs):
         if r.start < since and r.features is None:
             points.append(r.point)
             continue
         extra = {"class_gbdt": float(extras[i])} if i in extras else None
         p = rolling.predict_run(
-            X, y, ok, t, i, points, cfg.level, pool, fpool, extra, cfg.min_history
+            X,
+            y,
+            ok,
+            t,
+            i,
+            points,
+            prediction_config.level,
+            pool,
+            fpool,
+            extra,
+            prediction_config.min_history,
         )
         points.append(p)
-        f = rolling.forecast_interval(p, points, y, ok, i, cfg.level, fpool)
+        f = rolling.forecast_interval(p, points, y, ok, i, prediction_config.level, fpool)
         v, excess = verdict.verdict(
-            r.duration, p.low, p.high, p.expected, int(ok[:i].sum()), cfg.min_history, cfg.margin
+            r.duration,
+            p.low,
+            p.high,
+            p.expected,
+            int(ok[:i].sum()),
+            prediction_config.min_history,
+            prediction_config.margin,
         )
-        causes: list[str] = []
-        if v == "regression" and r.features is not None:
-            causes = verdict.causes(r.features, earlier_features(session, runs, i))
-            causes += new_findings(session, r.pk, [q.pk for q in runs[:i] if q.good][-1:])
         assert r.features is not None
+        earlier = earlier_features(session, runs, i)
+        before = previous_good[i]
+        before_found = None if before is None else found.get(before.pk, set())
+        changes = {
+            "against": None
+            if before is None
+            else {"application_id": before.pk, "runs": len(earlier)},
+            "items": what_changed(r.features, earlier)
+            + finding_changes(found.get(r.pk, set()), before_found),
+        }
+        causes: list[str] = []
+        if v == "regression":
+            causes = verdict.causes(r.features, earlier)
+            if before_found is not None:
+                causes += [
+                    f"new finding: {h}" for h in sorted(found.get(r.pk, set()) - before_found)
+                ]
+            causes += plan_changes(session, r.pk, [q.pk for q in runs[:i] if q.good][-5:])
         session.add(
             RunPrediction(
                 application_id=r.pk,
@@ -201,7 +231,7 @@ def _refresh_key(
                 expected_ms=_num(p.expected),
                 low_ms=_num(p.low),
                 high_ms=_num(p.high),
-                level=cfg.level,
+                level=prediction_config.level,
                 model=p.model or "",
                 n_train=p.n_train,
                 verdict=v,
@@ -211,13 +241,28 @@ def _refresh_key(
                 difficulty=float(p.difficulty),
                 excess_pct=_num(excess),
                 causes=causes,
+                changes=changes,
                 computed_at_ms=at,
             )
         )
         computed += 1
-    basis = rolling.next_basis(X, y, ok, points, cfg.level, pool, cfg.min_history)
+    basis = rolling.next_basis(
+        X, y, ok, points, prediction_config.level, pool, prediction_config.min_history
+    )
     _store_forecast(
-        session, server_id, key, X, y, ok, t, points, cfg, fpool, len(runs), since, basis
+        session,
+        server_id,
+        key,
+        X,
+        y,
+        ok,
+        t,
+        points,
+        prediction_config,
+        fpool,
+        len(runs),
+        since,
+        basis,
     )
     return computed
 
@@ -230,8 +275,8 @@ def _store_forecast(
     y: Any,
     ok: Any,
     t: Any,
-    points: list[Point | None],
-    cfg: PredictionConfig,
+    points: list[PredictedRun | None],
+    prediction_config: PredictionConfig,
     fpool: Sequence[float],
     nstored_runs: int,
     since: int,
@@ -239,7 +284,7 @@ def _store_forecast(
 ) -> None:
     """The forecast of the run after the last one, stored for the key (with ``basis``: what it
     needs to answer for a next run of another size, see advisor.predict.nextrun)."""
-    fc = rolling.next_forecast(X, y, ok, t, points, cfg.level, fpool)
+    fc = rolling.next_forecast(X, y, ok, t, points, prediction_config.level, fpool)
     total = nstored_runs
     if since >= 0:  # the stored slice may not start at the key's first run
         total = (
@@ -268,7 +313,7 @@ def _store_forecast(
             expected_ms=_num(fc[0]) if fc else None,
             low_ms=_num(fc[1]) if fc else None,
             high_ms=_num(fc[2]) if fc else None,
-            level=cfg.level,
+            level=prediction_config.level,
             model=fc[3] if fc else "",
             next_start_ms=next_start,
             basis=basis,

@@ -24,7 +24,7 @@ from sparkscope.advisor.predict.features import (
     run_features,
 )
 from sparkscope.advisor.predict.regimes import Regime
-from sparkscope.advisor.predict.rolling import Point
+from sparkscope.advisor.predict.rolling import PredictedRun
 from sparkscope.models.analysis import AnalysisResult
 from sparkscope.models.application import Application, EnvironmentProperty, Executor, Job, Stage
 from sparkscope.models.predictions import RunPrediction
@@ -226,7 +226,7 @@ class StoredRun:
     fetched: int
     vector: list[float]
     features: RunFeatures | None = None  # needed only for runs computed now
-    point: Point | None = None  # stored, for runs kept as they are
+    point: PredictedRun | None = None  # stored, for runs kept as they are
 
 
 def _json_text(column: Any) -> Any:
@@ -290,7 +290,9 @@ def stored_runs(session: Session, server_id: int, key: str, since: int) -> list[
         cands, fcs = _parse(cands), _parse(fcs)
         forecasts = dict(fcs or {})
         fmodel = str(forecasts.pop("_model", ""))
-        point = Point(dict(cands or {}), model, expected, low, high, n_train, forecasts, fmodel)
+        point = PredictedRun(
+            dict(cands or {}), model, expected, low, high, n_train, forecasts, fmodel
+        )
         point.difficulty = float(diff or 1.0)
         point.regime = Regime.stored(kind, ratio, feature)
         out.append(_stored_run(row, point=point))
@@ -321,15 +323,15 @@ def earlier_features(session: Session, runs: list[StoredRun], i: int) -> list[Ru
     return [r.features for r in chosen if r.features is not None]
 
 
-def new_findings(session: Session, app_pk: int, previous: list[int]) -> list[str]:
-    """Heuristics that found something in this run but not in the previous successful one."""
-    if not previous:
-        return []
-    rows = session.execute(
-        select(AnalysisResult.application_id, AnalysisResult.heuristic).where(
-            AnalysisResult.application_id.in_([app_pk, *previous])
-        )
-    ).all()
-    now = {h for a, h in rows if a == app_pk}
-    before = {h for a, h in rows if a != app_pk}
-    return [f"new finding: {h}" for h in sorted(now - before)]
+def findings_of(session: Session, application_pks: Sequence[int]) -> dict[int, set[str]]:
+    """The heuristics that found something (above NONE) in each of these runs."""
+    out: dict[int, set[str]] = defaultdict(set)
+    pks = sorted(set(application_pks))
+    for i in range(0, len(pks), 1000):
+        for pk, heuristic in session.execute(
+            select(AnalysisResult.application_id, AnalysisResult.heuristic).where(
+                AnalysisResult.application_id.in_(pks[i : i + 1000])
+            )
+        ):
+            out[pk].add(heuristic)
+    return out

@@ -60,7 +60,7 @@ class _Stored(NamedTuple):
 
 
 def class_model(
-    session: Session, server_id: int, before_ms: int, cfg: PredictionConfig
+    session: Session, server_id: int, before_ms: int, prediction_config: PredictionConfig
 ) -> classaware.ClassAware | None:
     """The class-aware model of the server's successful runs that started before ``before_ms``.
 
@@ -70,7 +70,7 @@ def class_model(
     it is identified by its database, server, fit time, training runs and cut-off, which change
     whenever any process refits it.
     """
-    if not cfg.class_aware:
+    if not prediction_config.class_aware:
         return None
     import numpy as np
 

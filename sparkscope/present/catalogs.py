@@ -12,7 +12,7 @@ from dataclasses import dataclass
 # Severity names come from the one presentation vocabulary (sparkscope.present.display), re-exported here.
 
 #: Orders of the search page and /api/apps, by the value of their `sort` parameter.
-SORT_KEYS: tuple[str, ...] = ("start", "end", "duration", "severity")
+SORT_KEYS: tuple[str, ...] = ("start", "end", "duration", "severity", "impact", "waste")
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from sparkscope.present.display import MISSING, fmt_unit, severity_style
+from sparkscope.redaction import redact_text
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,13 @@ COLUMNS: dict[str, Column] = {
     "gc_ratio": Column("GC share", "fraction"),
     "input_bytes_max_over_median": Column("Input max / median", "times"),
     "shuffle_read_bytes_max_over_median": Column("Shuffle read max / median", "times"),
+    "query": Column("Query", "id"),
+    "node": Column("Node", "id"),
+    "operator": Column("Operator", "text"),
+    "finding": Column("Finding", "text"),
+    "fix": Column("Fix", "text"),
+    "cost": Column("Cost", "text"),
+    "stages": Column("Stages", "text"),
     "failure_reason": Column("Failure reason", "message"),
     "example_error": Column("Example error", "message"),
 }
@@ -112,6 +120,15 @@ VALUE_UNITS: dict[str, str] = {
     "task_granularity": "ms",
     "shuffle_fetch_wait": "fraction",
     "config": "count",
+    "sql_smj_should_broadcast": "bytes",
+    "sql_large_broadcast": "bytes",
+    "sql_cross_join": "count",
+    "sql_small_files_read": "count",
+    "sql_small_files_written": "count",
+    "sql_no_partition_pruning": "count",
+    "sql_python_udf": "fraction",
+    "sql_row_explosion": "times",
+    "sql_repeated_scan": "count",
 }
 
 
@@ -178,7 +195,7 @@ def cell(value: object, unit: str, row: Mapping[str, object] | None = None) -> C
         level = value if isinstance(value, int) and not isinstance(value, bool) else None
         return Cell(severity_style(level).label, level=level)
     if unit == "message":
-        text = str(value)
+        text = redact_text(str(value)) or ""  # masked when stored; again, for older rows
         summary = root_cause(text)
         return Cell(summary, full=text if text.strip() != summary else None)
     if unit == "metric":

@@ -204,6 +204,14 @@ def fmt_time_ms(value: int | None) -> str:
     return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def fmt_time_short_ms(value: int | None) -> str:
+    """Epoch ms -> '2026-01-02 03:04' (UTC, minutes): for narrow table columns."""
+    if value is None:
+        return MISSING
+    stamp = dt.datetime.fromtimestamp(value / 1000, tz=dt.UTC)
+    return stamp.strftime("%Y-%m-%d %H:%M")
+
+
 def fmt_value(value: object) -> str:
     """A value of unknown unit: numbers rounded, booleans yes/no, the rest as text."""
     if value is None:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy.orm import Session
 
 from heuristics.registry import Registry
 from heuristics.result import HeuristicResult, Severity
+from sparkscope.advisor.predict.plans import PlanChange, changes, shapes
 from sparkscope.advisor.whatif.sizing import Prices
+from sparkscope.analysis.inputs import load_inputs
 from sparkscope.models.application import Application
 from sparkscope.present.catalogs import APP_METRICS, COMPARE_RESOURCES, Metric
 from sparkscope.queries.detail import AppDetail, app_detail, resource_value
@@ -72,6 +74,7 @@ class Comparison:
     config: list[ConfigDiff]
     findings: list[FindingPair]
     resources: list[tuple[str, str, str, Any, Any]]
+    plan_changes: list[PlanChange] = field(default_factory=list)
 
 
 def _config_diff(
@@ -122,6 +125,11 @@ def compare_apps(
         # Money rows only when prices are configured.
         if unit != "money" or resource_value(ld.resources, "cost") is not None
     ]
+    inputs = load_inputs(session, [left.id, right.id], store=False)
+    plans = changes(
+        shapes(inputs[left.id].sql_executions) if left.id in inputs else [],
+        shapes(inputs[right.id].sql_executions) if right.id in inputs else [],
+    )
     return Comparison(
         left=ld,
         right=rd,
@@ -129,4 +137,5 @@ def compare_apps(
         config=_config_diff(ld.env, rd.env),
         findings=pairs,
         resources=res_rows,
+        plan_changes=plans,
     )

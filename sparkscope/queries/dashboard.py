@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import any_, func, select
+import orjson
+from sqlalchemy import any_, func, literal_column, select
 from sqlalchemy.orm import Session
 
 from heuristics.result import Severity
 from sparkscope.accounting import day_summary as summary
 from sparkscope.db import is_postgres
-from sparkscope.models.analysis import AnalysisResult
-from sparkscope.models.application import Application
+from sparkscope.models.analysis import Analysis, AnalysisResult
+from sparkscope.models.application import IMPACT_RANK_SQL, Application
 from sparkscope.models.fetch import FetchRun, HistoryServer
 from sparkscope.models.summary import DaySummary
+from sparkscope.present.answer import finding_conf
 from sparkscope.present.display import SEVERITY_NAMES, severity_name
-from sparkscope.queries.search import ROW_COLUMNS, AppRow, app_row
+from sparkscope.queries.search import ROW_COLUMNS, AppRow, Badge, app_row
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,16 @@ class Ranked:
     value: float
     count: int
     app: AppRow | None = None
+
+
+@dataclass(frozen=True)
+class WorstApp:
+    """One of the period's costliest applications: its top finding and that finding's fix."""
+
+    app: AppRow
+    top: Badge | None
+    fix: str
+    conf: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -55,6 +67,7 @@ class Dashboard:
     top_wasted_apps: list[Ranked]
     top_wasted_users: list[Ranked]
     top_wasted_queues: list[Ranked]
+    worst_day: list[WorstApp] = field(default_factory=list)
 
 
 # The figures of a period come from the per-day summary (sparkscope.accounting.day_summary): its whole days, plus
@@ -158,6 +171,69 @@ def _top_wasted_by(session: Session, dimension: str, since_ms: int, limit: int) 
     return sorted(ranked, key=lambda r: (-r.value, r.label))[:limit]
 
 
+def worst_apps(session: Session, since_ms: int, limit: int = 10) -> list[WorstApp]:
+    """The applications started since ``since_ms`` with a finding, costliest first (the impact
+    of their costliest finding, then their worst severity), each with its top finding (the worst,
+    the costliest among equals) and that finding's advice and settings, from its stored results
+    document (one query: the rank index, then each row and its document by key)."""
+    rows = session.execute(
+        select(*ROW_COLUMNS, Analysis.results)
+        .join(HistoryServer, HistoryServer.id == Application.server_id)
+        .outerjoin(Analysis, Analysis.application_id == Application.id)
+        .where(Application.start_time_ms >= since_ms, Application.worst_severity > 0)
+        .order_by(
+            literal_column(IMPACT_RANK_SQL).desc(),
+            Application.worst_severity.desc(),
+            Application.start_time_ms.desc(),
+            Application.id.desc(),
+        )
+        .limit(limit)
+    ).all()
+    out = []
+    for r in rows:
+        fired = _fired(r.results)
+        badges = [Badge(f["name"], int(f["severity"]), str(f.get("title") or "")) for f in fired]
+        top = fired[0] if fired else None
+        out.append(
+            WorstApp(
+                app_row(r, badges),
+                badges[0] if badges else None,
+                str(top.get("advice") or "") if top else "",
+                tuple(finding_conf(_Conf(top.get("conf")))) if top else (),
+            )
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class _Conf:
+    conf: Any
+
+
+def _fired(document: str | None) -> list[dict[str, Any]]:
+    """The results above NONE of a stored results document, worst first and the costliest first
+    among equals (as search's badges); [] when absent or unreadable."""
+    try:
+        results = orjson.loads(document) if document else []
+    except orjson.JSONDecodeError:
+        return []
+    fired = [
+        r
+        for r in results
+        if isinstance(r, dict)
+        and isinstance(r.get("name"), str)
+        and isinstance(r.get("severity"), int)
+        and r["severity"] > 0
+    ]
+
+    def cost(r: dict[str, Any]) -> float:
+        impact = r.get("impact")
+        hours = impact.get("core_hours") if isinstance(impact, dict) else None
+        return float(hours) if isinstance(hours, int | float) else -1.0
+
+    return sorted(fired, key=lambda r: (-r["severity"], -cost(r), r["name"]))
+
+
 def dashboard(session: Session, now_ms: int, days: int = 7, top: int = 10) -> Dashboard:
     """Totals, newest application, fetch status, severities and waste rankings."""
     sums = session.execute(
@@ -200,7 +276,7 @@ def dashboard(session: Session, now_ms: int, days: int = 7, top: int = 10) -> Da
     period_start = now_ms - days * DAY_MS
     week_start = now_ms - 7 * DAY_MS
     wasted_rows = session.execute(
-        select(*ROW_COLUMNS, Application.wasted_core_hours)
+        select(*ROW_COLUMNS)
         .join(HistoryServer, HistoryServer.id == Application.server_id)
         .where(Application.start_time_ms >= period_start)
         .where(Application.wasted_core_hours.is_not(None))
@@ -220,4 +296,5 @@ def dashboard(session: Session, now_ms: int, days: int = 7, top: int = 10) -> Da
         ],
         top_wasted_users=_top_wasted_by(session, "user", period_start, top),
         top_wasted_queues=_top_wasted_by(session, "queue", period_start, top),
+        worst_day=worst_apps(session, now_ms - DAY_MS, top),
     )

@@ -6,6 +6,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -16,13 +17,15 @@ from heuristics.result import HeuristicResult
 from sparkscope.accounting.resources import Resources, compute_resources, cost
 from sparkscope.advisor.whatif.sizing import Prices
 from sparkscope.analysis.inputs import load_inputs
+from sparkscope.analysis.results import impact_of
 from sparkscope.analysis.scoring import ensure_analyzed
 from sparkscope.models.application import Application, EnvironmentProperty, Executor, Stage
 from sparkscope.models.fetch import HistoryServer
+from sparkscope.present.answer import ConfLine, Verdict, rank_findings, suggested_conf, verdict_of
 from sparkscope.present.catalogs import APP_METRICS, KEY_CONFIG, Metric
 from sparkscope.queries.cache import cached, db_key
 from sparkscope.queries.errors import AmbiguousAppError, NotFoundError
-from sparkscope.redaction import redact
+from sparkscope.redaction import redact, without_credentials
 
 
 def app_metrics(app: Application) -> list[tuple[Metric, Any]]:
@@ -74,12 +77,14 @@ def shs_app_url(server_url: str, app: Application) -> str | None:
     """The application's page on its History Server UI; None when the server is a local folder."""
     if not server_url.startswith(("http://", "https://")):
         return None
-    base = server_url.rstrip("/")
+    # Rows written before credentials were kept apart may still hold user:password@.
+    base = without_credentials(server_url).rstrip("/")
     # The configured URL may point at the REST root; the UI lives at the server's root.
     base = re.sub(r"/api/v1$", "", base)
-    path = f"{base}/history/{app.app_id}/"
+    # Each id one path segment, percent-encoded whole ("/", "?", "#", "%" and dots included).
+    path = f"{base}/history/{quote(app.app_id, safe='')}/"
     if app.attempt_id:
-        path += f"{app.attempt_id}/"
+        path += f"{quote(app.attempt_id, safe='')}/"
     return path
 
 
@@ -225,16 +230,9 @@ def resource_value(res: dict[str, Any] | None, dotted: str) -> Any:
 
 
 def sort_findings(results: list[HeuristicResult], by: str) -> list[HeuristicResult]:
-    """Findings worst first (``by='severity'``) or costliest first (``by='impact'``)."""
-    if by == "impact":
-
-        def cost(r: HeuristicResult) -> tuple[float, float, int]:
-            core_hours = r.impact.core_hours if r.impact and r.impact.core_hours else 0.0
-            wall = r.impact.wall_seconds if r.impact and r.impact.wall_seconds else 0.0
-            return (-core_hours, -wall, -int(r.severity))
-
-        return sorted(results, key=cost)
-    return sorted(results, key=lambda r: (-int(r.severity), r.name))
+    """Findings worst first, the costliest first among equals (``by='severity'``), or costliest
+    first whatever their severity (``by='impact'``)."""
+    return rank_findings(results, by)
 
 
 @dataclass
@@ -252,6 +250,10 @@ class AppDetail:
     stages: list[Any] = field(default_factory=list)
     stage_total: int = 0
     executors: list[Any] = field(default_factory=list)
+    #: The settings the findings suggest for the next run, in the order of the ranked findings.
+    conf: list[ConfLine] = field(default_factory=list)
+    #: The one line under the title: the worst finding, its cost and its fix (None: nothing found).
+    verdict: Verdict | None = None
 
 
 def app_detail(
@@ -269,10 +271,13 @@ def app_detail(
     stored ones are stale; nothing is written)."""
     findings = sort_findings(ensure_analyzed(session, app.id, registry), findings_sort)
     if findings and app.analysis_fingerprint != registry.fingerprint:
-        # Scored in memory under the config in force: the page shows their worst severity, set
-        # without marking the row changed so that nothing is flushed (a GET never writes).
+        # Scored in memory under the config in force: the page shows their worst severity and
+        # impact, set without marking the row changed so that nothing is flushed (a GET never
+        # writes).
         worst = max(int(f.severity) for f in findings)
         set_committed_value(app, "worst_severity", worst)
+        impact = impact_of([f.to_dict(thresholds=False) for f in findings])
+        set_committed_value(app, "impact_core_hours", impact)
     server = session.get(HistoryServer, app.server_id)
     assert server is not None  # the foreign key guarantees it
     env = environment(session, app.id, redaction_regex)
@@ -288,4 +293,6 @@ def app_detail(
         stages=stages(session, app.id, stage_limit, stage_offset) if with_tables else [],
         stage_total=stage_count(session, app.id) if with_tables else 0,
         executors=executors(session, app.id) if with_tables else [],
+        conf=suggested_conf(findings),
+        verdict=verdict_of(findings, {e.name: e.title for e in registry.entries}),
     )

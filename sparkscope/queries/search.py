@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from heuristics.result import Severity
 from sparkscope.models.analysis import AnalysisResult
-from sparkscope.models.application import Application
+from sparkscope.models.application import IMPACT_RANK_SQL, WASTE_RANK_SQL, Application
 from sparkscope.models.fetch import HistoryServer
 from sparkscope.models.predictions import RunPrediction
 from sparkscope.models.summary import ApplicationName
@@ -41,6 +41,8 @@ class SearchFilters:
     end_from_ms: int | None = None
     end_to_ms: int | None = None
     min_severity: int | None = None
+    #: Only applications whose worst severity is exactly this (-1: not analysed yet).
+    exact_severity: int | None = None
     heuristic: str | None = None
     verdict: str | None = None
     sort: str = "start"
@@ -48,11 +50,15 @@ class SearchFilters:
     page: int = 1
 
 
-SORT_COLUMNS = {
+SORT_COLUMNS: dict[str, Any] = {
     "start": Application.start_time_ms,
     "end": Application.end_time_ms,
     "duration": Application.duration_ms,
     "severity": Application.worst_severity,
+    # The expressions of the rank indexes (unknown below every known figure), written out so
+    # that the database matches them.
+    "impact": literal_column(IMPACT_RANK_SQL),
+    "waste": literal_column(WASTE_RANK_SQL),
 }
 assert tuple(SORT_COLUMNS) == SORT_KEYS, "every sort key of the catalog has a column"
 
@@ -82,6 +88,8 @@ class AppRow:
     duration_ms: int | None
     worst_severity: int | None
     badges: list[Badge] = field(default_factory=list)
+    impact_core_hours: float | None = None
+    wasted_core_hours: float | None = None
 
 
 @dataclass(frozen=True)
@@ -136,6 +144,12 @@ def _search_conditions(f: SearchFilters) -> list[ColumnElement[bool]]:
         conds.append(Application.end_time_ms <= f.end_to_ms)
     if f.min_severity is not None and f.min_severity > 0:
         conds.append(Application.worst_severity >= f.min_severity)
+    if f.exact_severity is not None:
+        conds.append(
+            Application.worst_severity.is_(None)
+            if f.exact_severity < 0
+            else Application.worst_severity == f.exact_severity
+        )
     if f.heuristic:
         # A heuristic "matches" when it fired (at least LOW, or the minimum severity asked for).
         floor = max(f.min_severity or 0, int(Severity.LOW))
@@ -169,6 +183,8 @@ ROW_COLUMNS = (
     Application.end_time_ms,
     Application.duration_ms,
     Application.worst_severity,
+    Application.impact_core_hours,
+    Application.wasted_core_hours,
 )
 
 
@@ -186,11 +202,14 @@ def app_row(r: Any, badges: list[Badge] | None = None) -> AppRow:
         duration_ms=r.duration_ms,
         worst_severity=r.worst_severity,
         badges=badges if badges is not None else [],
+        impact_core_hours=getattr(r, "impact_core_hours", None),
+        wasted_core_hours=getattr(r, "wasted_core_hours", None),
     )
 
 
 def badges_for(session: Session, application_pks: Sequence[int]) -> dict[int, list[Badge]]:
-    """Findings above NONE of several applications, worst first, in one query."""
+    """Findings above NONE of several applications, worst first (the costliest first among
+    equals), in one query."""
     out: dict[int, list[Badge]] = defaultdict(list)
     if not application_pks:
         return out
@@ -206,6 +225,7 @@ def badges_for(session: Session, application_pks: Sequence[int]) -> dict[int, li
         .order_by(
             AnalysisResult.application_id,
             AnalysisResult.severity.desc(),
+            func.coalesce(AnalysisResult.impact_core_hours, -1).desc(),
             AnalysisResult.heuristic,
         )
     )

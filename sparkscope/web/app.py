@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from flask import Flask, Response, g, jsonify, make_response, render_template, request, send_file
+from flask.json.provider import DefaultJSONProvider
 from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
 from werkzeug.exceptions import HTTPException
@@ -32,6 +33,15 @@ CSP = (
 )
 
 
+class StrictJSONProvider(DefaultJSONProvider):
+    """JSON as every client reads it: NaN or Infinity (which JSON does not have) is an error of
+    ours, answered 500 and logged, never a document a client cannot parse."""
+
+    def dumps(self, obj: Any, **kwargs: Any) -> str:
+        kwargs.setdefault("allow_nan", False)
+        return super().dumps(obj, **kwargs)
+
+
 def create_app(test_config: Mapping[str, Any] | None = None, config: Config | None = None) -> Flask:
     """Build the web app: defaults, then the Sparkscope config, then ``test_config`` over everything."""
     app = Flask(
@@ -40,6 +50,7 @@ def create_app(test_config: Mapping[str, Any] | None = None, config: Config | No
         static_folder=str(assets.folder("static")),
         static_url_path="/static",  # the folder is sparkscope/_static in the wheel
     )
+    app.json = StrictJSONProvider(app)
     if config is None:
         config = load_config()
     app.config.from_mapping(

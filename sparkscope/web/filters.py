@@ -10,6 +10,7 @@ from flask import Flask
 from markupsafe import Markup, escape
 
 from sparkscope.accounting.resources import price_of
+from sparkscope.present.answer import change_lines, conf_block, finding_conf, finding_stages
 from sparkscope.present.columns import details_table, finding_value, param_unit
 from sparkscope.present.display import (
     SEVERITIES,
@@ -26,6 +27,7 @@ from sparkscope.present.display import (
     fmt_pct_change,
     fmt_seconds,
     fmt_time_ms,
+    fmt_time_short_ms,
     fmt_times,
     fmt_unit,
     fmt_value,
@@ -34,7 +36,9 @@ from sparkscope.present.display import (
     severity_style,
     stage_duration_ms,
 )
-from sparkscope.web.rows import stage_rows
+from sparkscope.present.sizing import fmt_deadline, point_sentence, size_conf, size_words
+from sparkscope.redaction import redact_text
+from sparkscope.web.rows import plan_tree, stage_rows
 
 
 class _HasUnit(Protocol):
@@ -120,6 +124,7 @@ def register_filters(app: Flask) -> None:
         count=fmt_count,
         yesno=fmt_bool,
         utc=fmt_time_ms,
+        utc_short=fmt_time_short_ms,
         num=fmt_number,
         metric=fmt_metric,
         unit=fmt_unit,
@@ -132,9 +137,19 @@ def register_filters(app: Flask) -> None:
         param_unit=param_unit,
         stage_duration=stage_duration_ms,
         stage_rows=stage_rows,
+        plan_tree=plan_tree,
         change_class=change_class,
         doc=render_doc,
         merge_args=merge_args,
+        size_words=size_words,
+        size_conf=size_conf,
+        point_sentence=point_sentence,
+        deadline=fmt_deadline,
+        conf_text=conf_block,
+        change_lines=change_lines,
+        finding_conf=finding_conf,
+        finding_stages=finding_stages,
+        masked=redact_text,
     )
     app.jinja_env.globals.update(
         zip=zip,

@@ -10,7 +10,7 @@ from werkzeug.exceptions import BadRequest
 
 from sparkscope.present.catalogs import SORT_KEYS
 from sparkscope.present.display import SEVERITY_NAMES, severity_level
-from sparkscope.queries.search import SearchFilters
+from sparkscope.queries.search import COUNT_CAP, PAGE_SIZE, SearchFilters
 
 # ASCII digits only: str.isdigit() and int() also take '²', '①' or '٣', which no URL means.
 _ASCII_INT = re.compile(r"[0-9]{1,18}")
@@ -20,8 +20,9 @@ _ASCII_INT = re.compile(r"[0-9]{1,18}")
 VERDICTS = ("regression", "improvement", "normal", "insufficient_history")
 SINCE_MS = {"1h": 3_600_000, "1d": 86_400_000, "7d": 7 * 86_400_000, "30d": 30 * 86_400_000}
 
-#: Highest page number search accepts.
-MAX_PAGE = 100_000
+#: How search's `severity` reads: the worst severity at least it (the default) or exactly it
+#: (`severity_mode=exactly`, which also takes `severity=unknown`: not analysed yet).
+SEVERITY_MODES = ("at_least", "exactly")
 
 SEARCH_PARAMS = (
     "app_id",
@@ -35,7 +36,9 @@ SEARCH_PARAMS = (
     "end_to",
     "since",
     "severity",
+    "severity_mode",
     "heuristic",
+    "verdict",
     "sort",
     "order",
     "page",
@@ -115,15 +118,25 @@ def parse_choice(args: Mapping[str, str], name: str, choices: tuple[str, ...], d
 
 
 def parse_search(
-    args: Mapping[str, str], now_ms: int, heuristics: tuple[str, ...] | None = None
+    args: Mapping[str, str],
+    now_ms: int,
+    heuristics: tuple[str, ...] | None = None,
+    per_page: int = PAGE_SIZE,
 ) -> SearchFilters:
-    """Search filters from the query string of /search or /api/apps."""
+    """Search filters from the query string of /search or /api/apps (pages of ``per_page``: a
+    page is one of those of the matches search counts, `COUNT_CAP`; a deeper one would make the
+    database skip millions of rows, and no link leads there)."""
     start_from = parse_time_ms(args, "start_from")
     since = text(args, "since", 8)
     if since is not None:
         if since not in SINCE_MS:
             raise bad("since", f"{since!r} is not one of {', '.join(SINCE_MS)}")
         start_from = now_ms - SINCE_MS[since]
+    exactly = parse_choice(args, "severity_mode", SEVERITY_MODES, "at_least") == "exactly"
+    if exactly and text(args, "severity", 20) == "unknown":
+        severity: int | None = -1  # not analysed yet
+    else:
+        severity = parse_severity(args)
     heuristic = text(args, "heuristic", 64)
     if heuristic is not None and heuristics is not None and heuristic not in heuristics:
         raise bad("heuristic", f"{heuristic!r} is not a known heuristic")
@@ -137,10 +150,11 @@ def parse_search(
         start_to_ms=parse_time_ms(args, "start_to", end_of_day=True),
         end_from_ms=parse_time_ms(args, "end_from"),
         end_to_ms=parse_time_ms(args, "end_to", end_of_day=True),
-        min_severity=parse_severity(args),
+        min_severity=None if exactly else severity,
+        exact_severity=severity if exactly else None,
         heuristic=heuristic,
         verdict=parse_choice(args, "verdict", VERDICTS, "") or None,
         sort=parse_choice(args, "sort", SORT_KEYS, "start"),
         descending=parse_choice(args, "order", ("desc", "asc"), "desc") == "desc",
-        page=parse_int(args, "page", 1, 1, MAX_PAGE),
+        page=parse_int(args, "page", 1, 1, COUNT_CAP // max(1, per_page) + 1),
     )

@@ -5,9 +5,11 @@ Kept apart from the app factory so that views never import it."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from functools import lru_cache
-from typing import NoReturn
-from urllib.parse import quote, urlencode
+from typing import Any, NoReturn
+from urllib.parse import quote, urlencode, urlsplit
 
 from flask import abort, current_app, g, jsonify, make_response, render_template, request, url_for
 from sqlalchemy.orm import Session
@@ -68,22 +70,101 @@ def prices() -> Prices:
 
 #: Path segments a browser removes from a URL even when percent-encoded (URL standard).
 _DOT_SEGMENTS = (".", "..")
+#: Ids whose path would read as a page under another application's (the server decodes %2F
+#: before routing): linked through the query string instead.
+_SUB_PAGE = re.compile(r"/(?:whatif|stages/\d+/\d+)$")
 
 
 def app_link(app_id: str, server: str | None, attempt_id: str = "") -> str:
     """URL of an application's page (server and attempt pinned so the link never goes stale).
 
     The id is percent-encoded whole (``/``, ``..``, CR/LF included) so the browser keeps it; an id
-    that is only dots goes in the query string, since browsers resolve such a segment away.
+    that is only dots goes in the query string, since browsers resolve such a segment away, and so
+    does one that ends like a page of another application (``x/whatif``).
     """
     # Built by hand: the history chart needs a thousand of these and url_for costs ~70 us each.
     base = g.get("app_link_base")
     if base is None:
         base = g.app_link_base = url_for("detail.app_page", app_id="_")[:-1]
+    if app_id in _DOT_SEGMENTS or _SUB_PAGE.search(app_id):
+        return _by_query(base, app_id, server, attempt_id)
+    return base + quote(app_id, safe="") + _pinned_query(server, attempt_id)
+
+
+def app_api_link(app_id: str, server: str | None, attempt_id: str = "") -> str:
+    """URL of an application's JSON (``/api/apps/<id>``); ids that are only dots, or that end in
+    ``/whatif`` (a WSGI server decodes ``%2F`` before routing), go in the query string."""
+    base = url_for("api.app", app_id="_")[:-1]
+    if app_id in _DOT_SEGMENTS or app_id.endswith("/whatif"):
+        return _by_query(base, app_id, server, attempt_id)
+    return base + quote(app_id, safe="") + _pinned_query(server, attempt_id)
+
+
+def whatif_api_link(app_id: str, server: str | None, attempt_id: str = "") -> str:
+    """URL of an application's what-if API; for an id that is only dots, ``/api/whatif?app_id=``."""
+    if app_id in _DOT_SEGMENTS:
+        return _by_query(url_for("whatif.whatif"), app_id, server, attempt_id)
+    return url_for("whatif.whatif", app_id=app_id) + _pinned_query(server, attempt_id)
+
+
+def whatif_link(app_id: str, server: str | None, attempt_id: str = "") -> str:
+    """URL of an application's what-if page (``/apps/<id>/whatif``, the id encoded as in
+    :func:`app_link`; an id that is only dots goes in the query string of ``/whatif``)."""
     if app_id in _DOT_SEGMENTS:
         args = {k: v for k, v in (("server", server), ("attempt", attempt_id)) if v}
-        return f"{base}?{urlencode({'app_id': app_id, **args})}"
-    return base + quote(app_id, safe="") + _pinned_query(server, attempt_id)
+        return f"{url_for('sizing.chooser')}?{urlencode({'app_id': app_id, **args})}"
+    return _sub_page(app_id, "/whatif") + _pinned_query(server, attempt_id)
+
+
+def stage_link(
+    app_id: str, server: str | None, attempt_id: str, stage_id: int, stage_attempt: int
+) -> str:
+    """URL of one stage attempt of an application: ``/apps/<id>/stages/<stage>/<attempt>``, the
+    id encoded as in :func:`app_link`. An id that is only dots cannot be a path segment: its
+    link is the application page with ``stage`` and ``stage_attempt`` in the query string."""
+    if app_id in _DOT_SEGMENTS:
+        args = {k: v for k, v in (("server", server), ("attempt", attempt_id)) if v}
+        query = {"app_id": app_id, **args, "stage": stage_id, "stage_attempt": stage_attempt}
+        return f"{url_for('detail.app_page')}?{urlencode(query)}"
+    suffix = f"/stages/{int(stage_id)}/{int(stage_attempt)}"
+    return _sub_page(app_id, suffix) + _pinned_query(server, attempt_id)
+
+
+def _sub_page(app_id: str, suffix: str) -> str:
+    base = g.get("app_link_base")
+    if base is None:
+        base = g.app_link_base = url_for("detail.app_page", app_id="_")[:-1]
+    return base + quote(app_id, safe="") + suffix
+
+
+def _by_query(path: str, app_id: str, server: str | None, attempt_id: str) -> str:
+    args = {k: v for k, v in (("server", server), ("attempt", attempt_id)) if v}
+    return f"{path}?{urlencode({'app_id': app_id, **args})}"
+
+
+def here(changes: Mapping[str, Any]) -> str:
+    """This page's URL with its query arguments changed (a None value removes one): the path
+    built again from the route, the application id percent-encoded as in :func:`app_link`
+    (``request.path`` is decoded: ``/apps/a/../b`` would lead elsewhere)."""
+    args = request.args.to_dict()
+    for key, value in changes.items():
+        if value is None:
+            args.pop(key, None)
+        else:
+            args[key] = value
+    view_args = dict(request.view_args or {})
+    app_id = view_args.get("app_id")
+    if isinstance(app_id, str) and app_id in _DOT_SEGMENTS:
+        view_args.pop("app_id")
+        args = {"app_id": app_id, **args}
+    return url_for(str(request.endpoint), **view_args) + (f"?{urlencode(args)}" if args else "")
+
+
+def raw_path() -> str | None:
+    """The request's path as the client sent it, percent-encoding kept (``%2F`` is not ``/``),
+    when the WSGI server says (werkzeug and gunicorn do); else None."""
+    raw = request.environ.get("RAW_URI") or request.environ.get("REQUEST_URI")
+    return urlsplit(raw).path if isinstance(raw, str) and raw else None
 
 
 @lru_cache(maxsize=256)

@@ -1,4 +1,5 @@
-"""Table rows built in Python for the big tables of a page (the application page's stages).
+"""Table rows built in Python for the big tables of a page (the application page's stages, and
+the plan trees of its Queries section).
 
 A page of 200 stage attempts has 16 cells a row, each with a sort value and a formatted text:
 written cell by cell by Jinja, that is ~6,400 escaped expressions and a third of the page's time.
@@ -15,7 +16,13 @@ from typing import Any
 from markupsafe import Markup
 
 from sparkscope.accounting.waits import stage_wait_ms
-from sparkscope.present.display import fmt_bytes, fmt_duration_ms, fmt_number, stage_duration_ms
+from sparkscope.present.display import (
+    fmt_bytes,
+    fmt_duration_ms,
+    fmt_number,
+    severity_style,
+    stage_duration_ms,
+)
 
 _BYTES = (
     "input_bytes",
@@ -62,4 +69,44 @@ def stage_rows(stages: Iterable[Any]) -> Markup:
         ]
         cells.extend(_cell(getattr(s, key), fmt_bytes(getattr(s, key))) for key in _BYTES)
         out.append("<tr>" + "".join(cells) + "</tr>")
+    return Markup("\n".join(out))
+
+
+def _badge(level: int, text: str, title: str | None = None) -> str:
+    """The page's severity badge (templates/_macros.html ``severity_badge``)."""
+    hint = f' title="{_esc(title)}"' if title else ""
+    return f'<span class="badge {severity_style(level).css_class}"{hint}>{_esc(text)}</span>'
+
+
+def plan_tree(nodes: Iterable[Any], execution_id: int) -> Markup:
+    """The ``<li>`` lines of a plan tree (:class:`sparkscope.queries.sql.TreeRow`): operator, node
+    id, codegen id and stages, each finding on it, its metrics; flagged nodes marked."""
+    out = []
+    for n in nodes:
+        classes = "plan-node" + (" flagged" if n.flags else "") + (" cached" if n.cached else "")
+        meta = f"#{n.node_id}"
+        if n.codegen_id is not None:
+            meta += f" · codegen {n.codegen_id}"
+        if n.stage_ids:
+            meta += " · stage " + ", ".join(map(str, n.stage_ids))
+        if n.cached:
+            meta += " · cached plan, not run here"
+        parts = [
+            f'<li class="{classes}" id="query-{int(execution_id)}-node-{int(n.node_id)}" '
+            f'style="margin-left: {int(n.depth)}em">'
+            f'<span class="op">{_esc(n.name)}</span> <span class="muted">{_esc(meta)}</span>'
+        ]
+        if n.repeat:
+            parts.append('<span class="muted">(drawn above: reused)</span>')
+        else:
+            parts.extend(
+                f'<div class="node-flag">{_badge(f.severity, f.heuristic)} {_esc(f.text)}</div>'
+                for f in n.flags
+            )
+            if n.metrics:
+                shown = " · ".join(
+                    f"<span>{_esc(k)}: <b>{_esc(v)}</b></span>" for k, v in n.metrics
+                )
+                parts.append(f'<div class="node-metrics">{shown}</div>')
+        out.append("".join(parts) + "</li>")
     return Markup("\n".join(out))

@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import delete, select
+from sqlalchemy import Table, delete, insert, select
 from sqlalchemy.orm import Session
 
 from sparkscope.advisor.predict.features import recurring_key
+from sparkscope.advisor.whatif.limits import check_budget
 from sparkscope.advisor.whatif.stageplan import AppRun
 from sparkscope.db import now_ms
 from sparkscope.models.application import (
@@ -53,8 +54,8 @@ def gather(session: Session, app: Application) -> dict[str, Any]:
         )
     ]
     dists = {
-        (sid, att): wi._dist(q, m)
-        for sid, att, q, m in session.execute(
+        (sid, attempt): wi._dist(q, m)
+        for sid, attempt, q, m in session.execute(
             select(
                 StageTaskDistribution.stage_id,
                 StageTaskDistribution.attempt_id,
@@ -64,14 +65,14 @@ def gather(session: Session, app: Application) -> dict[str, Any]:
         )
     }
     slowest: dict[tuple[int, int], list[float]] = {}
-    for sid, att, run_ms in session.execute(
+    for sid, attempt, run_ms in session.execute(
         select(Task.stage_id, Task.stage_attempt_id, Task.executor_run_time_ms).where(
             Task.application_id == app.id,
             Task.kept_because.in_(("slowest", "both")),
             Task.status == "SUCCESS",
         )
     ):
-        slowest.setdefault((sid, att), []).append(float(run_ms or 0))
+        slowest.setdefault((sid, attempt), []).append(float(run_ms or 0))
     props = {
         n: v or ""
         for n, v in session.execute(
@@ -124,11 +125,20 @@ def _run_of(
     return wi.build(data)
 
 
-def store_input(session: Session, application_pk: int, bundle: Any) -> None:
-    """Write (or replace) the encoded what-if input of a fetched application (fetch time)."""
-    blob = wi.encode(wi.from_bundle(bundle))
-    session.execute(delete(WhatIfInput).where(WhatIfInput.application_id == application_pk))
-    session.add(WhatIfInput(application_id=application_pk, format=wi.FORMAT, data=blob))
+def encode_input(bundle: Any) -> bytes:
+    """The encoded what-if input of a fetched application, from its rows in memory."""
+    return wi.encode(wi.from_bundle(bundle))
+
+
+_INSERT_INPUT = insert(cast(Table, WhatIfInput.__table__))
+
+
+def store_input(session: Session, application_pk: int, blob: bytes) -> None:
+    """Write the what-if input (:func:`encode_input`) of an application just loaded (fetch time;
+    the load removed the input of the version it replaced)."""
+    session.execute(
+        _INSERT_INPUT, {"application_id": application_pk, "format": wi.FORMAT, "data": blob}
+    )
 
 
 # ------------------------------------------------------------------------------------- history
@@ -177,6 +187,7 @@ def history_runs(
     }
     out = []
     for a in usable:
+        check_budget()  # this runs on a GET: under the request's time budget, if any
         try:
             run, f = _run_of(session, a, stored.get(a.id))
         except WhatIfUnavailable:

@@ -81,7 +81,19 @@ def from_bundle(bundle: Any) -> dict[str, Any]:
             for d in bundle.distributions
         },
         "slowest": {k: tuple(v) for k, v in slowest.items()},
+        # what an event-log source adds: every task's run time, the stage DAG, stage -> job
+        "tasks": dict(getattr(bundle, "task_run_ms", None) or {}),
+        "parents": dict(getattr(bundle, "stage_parents", None) or {}),
+        "stage_job": _stage_jobs(bundle.jobs),
     }
+
+
+def _stage_jobs(jobs: list[dict[str, Any]]) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for j in sorted(jobs, key=lambda j: j["job_id"]):
+        for sid in j["stage_ids"] or []:
+            out.setdefault(int(sid), int(j["job_id"]))
+    return out
 
 
 def _dist(quantiles: Any, metrics: dict[str, Any]) -> tuple[Any, ...]:
@@ -113,6 +125,7 @@ def encode(data: dict[str, Any]) -> bytes:
     packed["dists"] = {
         k: (q, _pack(run_q), _pack(dur_q)) for k, (q, run_q, dur_q) in data["dists"].items()
     }
+    packed["tasks"] = {k: array("q", v).tobytes() for k, v in data.get("tasks", {}).items()}
     return zlib.compress(marshal.dumps(packed), 1)
 
 
@@ -123,16 +136,23 @@ def decode(blob: bytes) -> dict[str, Any]:
         k: (grids.setdefault(q, q), _unpack(run_q), _unpack(dur_q))
         for k, (q, run_q, dur_q) in data["dists"].items()
     }
+    tasks: dict[Any, tuple[float, ...]] = {}
+    for k, blob in (data.get("tasks") or {}).items():
+        values = array("q")
+        values.frombytes(blob)
+        tasks[k] = tuple(float(v) for v in values)
+    data["tasks"] = tasks
     return data
 
 
 def facts_of(data: dict[str, Any]) -> RunFacts:
     props = data["props"]
+    conf = sparkconf.SparkConf.of(props)
     workers = [c for d, c, _a, _r in data["executors"] if not d]
     if workers:
         cores = max(1, sorted(workers)[len(workers) // 2])
         executors = len(workers)
-        driver_cores = sparkconf.driver_cores(props)
+        driver_cores = conf.driver_cores
     else:  # local[N]: the driver runs the tasks
         cores = max([c for d, c, _a, _r in data["executors"] if d] or [1]) or 1
         executors = 1
@@ -141,15 +161,11 @@ def facts_of(data: dict[str, Any]) -> RunFacts:
     return RunFacts(
         executors=executors,
         cores=cores,
-        executor_gb=(
-            sparkconf.executor_memory_bytes(props) + sparkconf.executor_overhead_bytes(props)
-        )
-        / GIB,
+        executor_gb=(conf.executor_memory_bytes + conf.executor_overhead_bytes) / GIB,
         driver_cores=driver_cores,
-        driver_gb=(sparkconf.driver_memory_bytes(props) + sparkconf.driver_overhead_bytes(props))
-        / GIB,
+        driver_gb=(conf.driver_memory_bytes + conf.driver_overhead_bytes) / GIB,
         dynamic=(props.get("spark.dynamicAllocation.enabled") or "").strip().lower() == "true",
-        max_executors=int(max_exec) if max_exec.isdigit() else None,
+        max_executors=int(max_exec) if max_exec.isascii() and max_exec.isdigit() else None,
         input_bytes=int(data["input_bytes"]),
         duration_ms=int(data["duration"]),
     )
@@ -189,9 +205,12 @@ def build(data: dict[str, Any]) -> tuple[AppRun, RunFacts]:
             if not d
         ]
     slowest = data["slowest"]
+    every = data.get("tasks") or {}
+    parents = data.get("parents") or {}
+    stage_job = (data.get("stage_job") or {}) if parents else {}  # used with the real DAG only
     out = []
-    for sid, att, _status, n, run_ms, sub, comp, input_bytes in ran:
-        quantiles, run_q, dur_q = dists[(sid, att)]
+    for sid, attempt, _status, n, run_ms, sub, comp, input_bytes in ran:
+        quantiles, run_q, dur_q = dists[(sid, attempt)]
         sub = int(sub if sub is not None else start)
         comp = int(comp if comp is not None else end)
         out.append(
@@ -202,11 +221,13 @@ def build(data: dict[str, Any]) -> tuple[AppRun, RunFacts]:
                 quantiles=quantiles,
                 run_q=run_q,
                 duration_q=dur_q or (),
-                slowest_ms=tuple(slowest.get((sid, att), ())),
+                slowest_ms=tuple(sorted(slowest.get((sid, attempt), ()), reverse=True)),
                 submitted_ms=sub,
                 completed_ms=comp,
                 input_bytes=input_bytes,
                 observed_slots=_slots_at(timeline, sub, comp, facts.cores) if timeline else 0,
+                task_ms=tuple(every.get((sid, attempt), ())),
+                job_id=stage_job.get(sid),
             )
         )
     run = AppRun(
@@ -216,6 +237,7 @@ def build(data: dict[str, Any]) -> tuple[AppRun, RunFacts]:
         cores=facts.cores,
         stages=tuple(out),
         dynamic=facts.dynamic,
+        parents={int(k): list(v) for k, v in parents.items()},
     )
     return run, facts
 

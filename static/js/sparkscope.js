@@ -43,6 +43,46 @@
     });
   });
 
+  // Copy buttons of the --conf blocks: the block's text to the clipboard (selected as a fallback).
+  document.querySelectorAll("button.copy-btn[data-copy]").forEach(function (button) {
+    button.addEventListener("click", function () {
+      var source = document.getElementById(button.getAttribute("data-copy"));
+      if (!source) return;
+      var text = source.textContent;
+      var done = function () { button.textContent = "Copied"; button.setAttribute("data-copied", "1"); };
+      var select = function () {
+        var range = document.createRange();
+        range.selectNodeContents(source);
+        var selection = window.getSelection();
+        selection.removeAllRanges();
+        selection.addRange(range);
+        button.textContent = "Selected: press Ctrl+C";
+      };
+      if (navigator.clipboard && navigator.clipboard.writeText) {
+        navigator.clipboard.writeText(text).then(done, select);
+      } else {
+        select();
+      }
+    });
+  });
+
+  // Search: empty fields stay out of the URL (and the severity mode without a severity).
+  var searchForm = document.getElementById("search-form");
+  if (searchForm) {
+    searchForm.addEventListener("submit", function () {
+      var severity = searchForm.querySelector("[name=severity]");
+      Array.prototype.forEach.call(searchForm.elements, function (el) {
+        if (!el.name) return;
+        var empty = el.value === "" || (el.name === "severity_mode" && severity && severity.value === "");
+        if (empty) el.disabled = true;
+      });
+    });
+    // Back to a page kept in the browser's cache: the fields work again.
+    window.addEventListener("pageshow", function () {
+      Array.prototype.forEach.call(searchForm.elements, function (el) { el.disabled = false; });
+    });
+  }
+
   document.querySelectorAll("select.autosubmit").forEach(function (select) {
     select.addEventListener("change", function () {
       if (select.form) select.form.submit();

@@ -18,6 +18,17 @@
     return (ms / 1000).toFixed(1) + " s";
   }
 
+  // "4 executors of 1 core" (never "1 executors"), as the what-if page says it.
+  function plural(n, word) {
+    return n + " " + word + (n === 1 ? "" : "s");
+  }
+  function sizeWords(executors, cores) {
+    return plural(executors, "executor") + " of " + plural(cores, "core");
+  }
+  function sizeConf(executors, cores) {
+    return "spark.executor.instances=" + executors + ", spark.executor.cores=" + cores;
+  }
+
   var plotlyPromise = null;
   function loadPlotly(src) {
     if (typeof Plotly !== "undefined") return Promise.resolve();
@@ -78,7 +89,7 @@
     }
     var layout = {
       margin: { t: 20, r: 70, b: 50, l: 60 },
-      xaxis: { title: { text: "executors" }, dtick: 1 },
+      xaxis: { title: { text: opts.xTitle || "executors" }, dtick: 1 },
       yaxis: { title: { text: "duration (s)" }, rangemode: "tozero" },
       yaxis2: { title: { text: costLabel }, overlaying: "y", side: "right", rangemode: "tozero" },
       legend: { orientation: "h", y: -0.2 },
@@ -106,7 +117,7 @@
       return "Nothing meets " + seconds(deadlineMs) + ": no executor count shown finishes in time with its upper bound; the floor (longest chain of stages + driver-only time) is " + seconds(floorMs) + ".";
     }
     var money = currency && rec.cost !== null ? ", " + rec.cost.toFixed(4) + " " + currency : "";
-    return "Recommended for " + seconds(deadlineMs) + ": " + rec.executors + " executors × " + rec.cores + " cores, predicted " +
+    return "Recommended for " + seconds(deadlineMs) + ": " + sizeWords(rec.executors, rec.cores) + " (" + sizeConf(rec.executors, rec.cores) + "), predicted " +
       seconds(rec.predicted_ms) + " (at most " + seconds(rec.high_ms) + "), " + rec.core_hours.toFixed(4) + " core-hours" + money + ".";
   }
 
@@ -133,7 +144,9 @@
       }
       var recommended = deadlineMs ? recommend(last.points, deadlineMs) : null;
       return loadPlotly(section.getAttribute("data-plotly-src")).then(function () {
-        return draw(chart, last.points, { observed: last.observed, currency: currencyOf(section, last.points), deadlineMs: deadlineMs, recommended: recommended });
+        var cores = last.points.length ? last.points[0].cores : last.observed.cores;
+        return draw(chart, last.points, { observed: last.observed, currency: currencyOf(section, last.points), deadlineMs: deadlineMs, recommended: recommended,
+          xTitle: "executors (" + plural(cores, "core") + " each)" });
       });
     };
 
@@ -147,9 +160,9 @@
       status.textContent = "Predicting…";
       getJson(url).then(function (body) {
         last = body;
-        status.textContent = "Observed: " + body.observed.executors + " executors × " + body.observed.cores + " cores, " +
+        status.textContent = "Observed: " + sizeWords(body.observed.executors, body.observed.cores) + ", " +
           seconds(body.observed.duration_ms) + ". Floor: " + seconds(body.floor_ms) + ".";
-        modelText.textContent = "Model: " + body.model;
+        modelText.textContent = body.model;
         return render();
       }).catch(function (err) {
         status.textContent = "No what-if: " + err.message;
@@ -204,11 +217,14 @@
         sStatus.textContent = recommendationText(rec, body.deadline_ms, body.floor_ms, cur) +
           (rec && rec.basis === "simulation" ? " (simulation only: the history has not run " + rec.cores + " cores per executor)" : "") +
           " Cores per executor in the history: " + seen + "; other counts (" + (body.cores_considered || []).join(", ") +
-          " considered) rest on the simulation alone. Model: " + body.model + " (" + body.n_train + " runs).";
+          " considered) rest on the simulation alone.";
+        document.getElementById("sizing-model").textContent = body.model + " (" + body.n_train + " runs).";
         sStatus.setAttribute("data-recommended", rec ? String(rec.executors) : "");
         sStatus.setAttribute("data-recommended-cores", rec ? String(rec.cores) : "");
         return loadPlotly(sizing.getAttribute("data-plotly-src")).then(function () {
-          return draw(sChart, shown, { currency: cur, deadlineMs: body.deadline_ms, recommended: rec });
+          var shownCores = shown.length ? shown[0].cores : (rec ? rec.cores : 1);
+          return draw(sChart, shown, { currency: cur, deadlineMs: body.deadline_ms, recommended: rec,
+            xTitle: "executors (" + plural(shownCores, "core") + " each)" });
         });
       }).catch(function (err) {
         sStatus.textContent = "Cannot size: " + err.message;

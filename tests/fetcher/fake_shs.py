@@ -6,6 +6,7 @@ server that goes away, and hostile bodies for chosen paths.
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 import threading
@@ -71,6 +72,10 @@ class FakeShs:
         self.release = threading.Event()
         self.gone = False
         self.paths: list[str] = []
+        #: (user, password) every request must send as HTTP basic auth (401 otherwise)
+        self.require_auth: tuple[str, str] | None = None
+        #: the Authorization header of every request (None where there was none)
+        self.auth_headers: list[str | None] = []
         self.listing_calls = 0
         self._lock = threading.Lock()
         self.httpd = _QuietServer(("127.0.0.1", port), self._handler())
@@ -111,8 +116,15 @@ class FakeShs:
             handler.close_connection = True
             return
         raw_path = handler.path.removeprefix("/api/v1/")
+        header = handler.headers.get("Authorization")
         with self._lock:
             self.paths.append(raw_path)
+            self.auth_headers.append(header)
+        if self.require_auth is not None:
+            expected = base64.b64encode(":".join(self.require_auth).encode()).decode()
+            if header != f"Basic {expected}":
+                _send(handler, 401, b'{"error": "authentication required"}')
+                return
         for prefix, override in self.overrides.items():
             if raw_path.startswith(prefix):
                 if callable(override):

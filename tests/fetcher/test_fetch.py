@@ -33,7 +33,9 @@ from tests.fetcher import recorded
 from tests.fetcher.recorded import API, BILLING, FLAKY, HEALTHY, SKEWED
 
 SERVER = ServerConfig(name="prod", url=recorded.BASE, connect_timeout_s=1, read_timeout_s=2)
-FCFG = FetcherConfig(threads=2, retries=2, backoff_factor_s=0, top_stages=5, tasks_per_stage=20)
+FETCHER_CONFIG = FetcherConfig(
+    threads=2, retries=2, backoff_factor_s=0, top_stages=5, tasks_per_stage=20
+)
 
 
 @pytest.fixture
@@ -53,10 +55,14 @@ def count(factory: sessionmaker[Session], model: Any, **where: Any) -> int:
 def test_request_plan_is_exactly_the_recorded_one(rsps, factory) -> None:
     recorded.register_listing(rsps, [BILLING])
     keys = recorded.register_app(rsps, BILLING)
-    result = run_server(factory, SERVER, FCFG, FetchOptions())
+    result = run_server(factory, SERVER, FETCHER_CONFIG, FetchOptions())
     assert (result.loaded, result.failed) == (1, [])
-    # environment, allexecutors, jobs, stages-with-summaries, 5 slowest-task lists, 1 failed stage
-    assert len(keys) == 4 + 5 + 1
+    # environment, allexecutors, jobs, stages-with-summaries, one page of SQL executions,
+    # 5 slowest-task lists, 1 failed stage
+    assert len(keys) == 4 + 1 + 5 + 1
+    assert [k for k in keys if "/sql?" in k] == [
+        f"applications/{BILLING}/sql?details=true&length=20&offset=0&planDescription=true"
+    ]
     stages = [k for k in keys if k.split("?")[0].endswith("/stages")]
     assert (
         len(stages) == 1 and "withSummaries=true" in stages[0] and "details=true" not in stages[0]
@@ -81,7 +87,7 @@ def test_attempt_id_goes_into_every_per_app_path(rsps, factory) -> None:
         responses.GET, f"{API}/applications", callback=recorded.listing_callback([entry])
     )
     recorded.register_app(rsps, HEALTHY, path_prefix=f"applications/{HEALTHY}/2")
-    result = run_server(factory, SERVER, FCFG, FetchOptions())
+    result = run_server(factory, SERVER, FETCHER_CONFIG, FetchOptions())
     assert result.loaded == 1
     per_app = [c.request.url for c in rsps.calls if f"/applications/{HEALTHY}" in c.request.url]
     assert per_app and all(f"/applications/{HEALTHY}/2/" in u for u in per_app)
@@ -106,7 +112,7 @@ def test_second_run_uses_watermark_with_overlap_and_changes_nothing(rsps, factor
     recorded.register_listing(rsps, [HEALTHY, SKEWED])
     recorded.register_app(rsps, HEALTHY)
     recorded.register_app(rsps, SKEWED)
-    first = run_server(factory, SERVER, FCFG, FetchOptions())
+    first = run_server(factory, SERVER, FETCHER_CONFIG, FetchOptions())
     assert first.loaded == 2
 
     def snapshot() -> list[Any]:
@@ -119,7 +125,7 @@ def test_second_run_uses_watermark_with_overlap_and_changes_nothing(rsps, factor
             ]
 
     before = snapshot()
-    second = run_server(factory, SERVER, FCFG, FetchOptions())
+    second = run_server(factory, SERVER, FETCHER_CONFIG, FetchOptions())
     assert (second.loaded, second.skipped) == (0, 2)
     assert snapshot() == before
     newest_end = max(
@@ -128,7 +134,7 @@ def test_second_run_uses_watermark_with_overlap_and_changes_nothing(rsps, factor
     watermark = recorded.listing_calls(rsps)[-1]["minEndDate"]
     from fetcher.shs.endpoints import shs_time
 
-    assert watermark == shs_time(newest_end - FCFG.overlap_minutes * 60_000)
+    assert watermark == shs_time(newest_end - FETCHER_CONFIG.overlap_minutes * 60_000)
     with factory() as s:
         runs = s.scalars(select(FetchRun).order_by(FetchRun.id)).all()
         assert [(r.status, r.apps_loaded, r.apps_skipped) for r in runs] == [
@@ -145,10 +151,10 @@ def test_changed_last_updated_refetches_and_replaces(rsps, factory) -> None:
     )
     recorded.register_app(rsps, HEALTHY)
     recorded.register_app(rsps, HEALTHY)
-    assert run_server(factory, SERVER, FCFG, FetchOptions()).loaded == 1
+    assert run_server(factory, SERVER, FETCHER_CONFIG, FetchOptions()).loaded == 1
     stages = count(factory, Stage)
     entry["attempts"][0]["lastUpdatedEpoch"] += 1000
-    assert run_server(factory, SERVER, FCFG, FetchOptions()).loaded == 1
+    assert run_server(factory, SERVER, FETCHER_CONFIG, FetchOptions()).loaded == 1
     assert count(factory, Application) == 1 and count(factory, Stage) == stages
 
 
@@ -156,7 +162,7 @@ def test_retry_after_503_then_200(rsps, factory) -> None:
     recorded.register_listing(rsps, [HEALTHY])
     rsps.add(responses.GET, f"{API}/applications/{HEALTHY}/environment", status=503)
     recorded.register_app(rsps, HEALTHY)
-    result = run_server(factory, SERVER, FCFG, FetchOptions())
+    result = run_server(factory, SERVER, FETCHER_CONFIG, FetchOptions())
     assert (result.loaded, result.failed) == (1, [])
     env_calls = [c for c in rsps.calls if c.request.url.endswith("/environment")]
     assert [c.response.status_code for c in env_calls] == [503, 200]
@@ -191,7 +197,7 @@ def test_bad_response_fails_that_app_only_and_stores_nothing_of_it(
 ) -> None:
     with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
         _apps_with_failure(rsps, suffix, body, status)
-        result = run_server(factory, SERVER, FCFG, FetchOptions())
+        result = run_server(factory, SERVER, FETCHER_CONFIG, FetchOptions())
     assert result.loaded == 1
     assert [a for a, _ in result.failed] == [SKEWED] and message in result.failed[0][1]
     with factory() as s:
@@ -251,7 +257,7 @@ def test_unknown_fields_missing_fields_unicode_long_names_and_redaction(rsps, fa
         responses.GET, f"{API}/applications", callback=recorded.listing_callback([entry])
     )
     recorded.register_app(rsps, SKEWED, transform=transform)
-    result = run_server(factory, SERVER, FCFG, FetchOptions())
+    result = run_server(factory, SERVER, FETCHER_CONFIG, FetchOptions())
     assert (result.loaded, result.failed) == (1, [])
     with factory() as s:
         app = s.scalars(select(Application)).one()
@@ -302,7 +308,7 @@ def test_old_server_without_stage_summaries_gets_task_summaries(rsps, factory) -
             ),
             json=summary,
         )
-    result = run_server(factory, SERVER, FCFG, FetchOptions())
+    result = run_server(factory, SERVER, FETCHER_CONFIG, FetchOptions())
     assert result.loaded == 1
     assert count(factory, StageTaskDistribution) == len(ran)
 
@@ -314,7 +320,9 @@ def test_app_ids_refetch_specific_apps(rsps, factory) -> None:
         responses.GET, f"{API}/applications/local-0000", status=404, body="unknown app: local-0000"
     )
     recorded.register_app(rsps, FLAKY)
-    result = run_server(factory, SERVER, FCFG, FetchOptions(app_ids=(FLAKY, "local-0000")))
+    result = run_server(
+        factory, SERVER, FETCHER_CONFIG, FetchOptions(app_ids=(FLAKY, "local-0000"))
+    )
     assert result.loaded == 1 and result.failed == [("local-0000", "not found on the server")]
     with factory() as s:
         failed = s.scalars(select(Task).where(Task.status == "FAILED")).all()

@@ -23,7 +23,7 @@ from sparkscope.models.fetch import FetchFailure, FetchRun
 from tests.fetcher import recorded
 from tests.fetcher.fake_shs import FakeShs, drip, running, spread_listing
 
-FCFG = FetcherConfig(threads=2, retries=1, backoff_factor_s=0, max_app_failures=2)
+FETCHER_CONFIG = FetcherConfig(threads=2, retries=1, backoff_factor_s=0, max_app_failures=2)
 ENTRIES = spread_listing()[-4:]  # four apps keep these tests quick
 IDS = [e["id"] for e in ENTRIES]
 BAD = IDS[1]
@@ -92,7 +92,7 @@ def test_hostile_number_fails_only_its_app(
     else:
         key = _key_of(BAD, where)
         shs.overrides[key.partition("?")[0]] = _hostile_body(BAD, where, number)
-    result = run_server(factory, server(shs), FCFG, FetchOptions())
+    result = run_server(factory, server(shs), FETCHER_CONFIG, FetchOptions())
     assert result.loaded == len(IDS) - 1 and stored(factory) == sorted(set(IDS) - {BAD})
     assert [a for a, _ in result.failed] == [BAD]
     reason = result.failed[0][1]
@@ -124,10 +124,10 @@ def test_poisoned_app_is_retried_up_to_max_failures_then_given_up(
     shs.overrides[_key_of(BAD, "/jobs").partition("?")[0]] = _hostile_body(BAD, "/jobs", "1e400")
     outcomes = []
     for _ in range(3):
-        r = run_server(factory, server(shs), FCFG, FetchOptions(reconcile=True))
+        r = run_server(factory, server(shs), FETCHER_CONFIG, FetchOptions(reconcile=True))
         outcomes.append(([a for a, _ in r.failed], r.gave_up))
     assert outcomes == [([BAD], []), ([BAD], []), ([], [BAD])]
-    assert [(a, n) for a, n, _ in failures(factory)] == [(BAD, FCFG.max_app_failures)]
+    assert [(a, n) for a, n, _ in failures(factory)] == [(BAD, FETCHER_CONFIG.max_app_failures)]
     assert stored(factory) == sorted(set(IDS) - {BAD})
 
 
@@ -161,7 +161,7 @@ def test_dot_ids_cannot_address_another_resource(
     entry["id"] = evil_id
     shs.alias(shs.entries[0]["id"], evil_id)
     shs.entries = [entry]
-    result = run_server(factory, server(shs), FCFG, FetchOptions())
+    result = run_server(factory, server(shs), FETCHER_CONFIG, FetchOptions())
     assert (result.loaded, result.failed) == (1, [])
     per_app = [p for p in shs.paths if not p.startswith("applications?")]
     encoded = evil_id.replace(".", "%2E")
@@ -176,7 +176,9 @@ def test_slow_drip_hits_the_total_deadline_and_is_reported_as_a_timeout(
     body = (recorded.RECORDING / recorded.index()[key]).read_bytes()
     shs.overrides[key.partition("?")[0]] = drip(body, seconds_per_byte=0.5)
     started = time.monotonic()
-    result = run_server(factory, server(shs, request_deadline_s=2.0), FCFG, FetchOptions())
+    result = run_server(
+        factory, server(shs, request_deadline_s=2.0), FETCHER_CONFIG, FetchOptions()
+    )
     assert time.monotonic() - started < 15  # the read timeout (5 s) never trips on a drip
     assert [a for a, _ in result.failed] == [BAD] and result.unreachable is None
     assert "timed out: no complete answer within 2 s" in result.failed[0][1]
@@ -206,9 +208,9 @@ def test_read_timeout_after_retries_fails_that_app_not_the_run(
 
     shs.overrides[_key_of(BAD, "/jobs").partition("?")[0]] = silent
     cfg = ServerConfig(name="fake", url=shs.url, connect_timeout_s=2, read_timeout_s=1)
-    result = run_server(factory, cfg, FCFG, FetchOptions())
+    result = run_server(factory, cfg, FETCHER_CONFIG, FetchOptions())
     assert result.unreachable is None and result.loaded == len(IDS) - 1
     assert [a for a, _ in result.failed] == [BAD]
     assert "timed out: no answer within 1 s (read timeout)" in result.failed[0][1]
     jobs_calls = [p for p in shs.paths if p.startswith(f"applications/{BAD}/jobs")]
-    assert len(jobs_calls) == 1 + FCFG.retries
+    assert len(jobs_calls) == 1 + FETCHER_CONFIG.retries

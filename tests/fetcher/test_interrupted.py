@@ -1,6 +1,10 @@
-"""An interrupted fetch never loses an application: SIGKILL a real `sparkscope fetch` process at
-several points, or take its server away half-way, then run it again; the database must then hold
-exactly what one uninterrupted fetch stores, application by application.
+"""An interrupted fetch never loses an application, nor anything derived from one: SIGKILL a real
+`sparkscope fetch` process at several points (while listing, while loading, inside a load's
+transaction, and while it completes the derived work after the loads), or take its server away
+half-way, then run it again; the database must then hold exactly what one uninterrupted fetch
+stores, application by application, and every derived table (findings, inputs, predictions,
+forecasts, what-if models and prior, summaries, names) equal to what the uninterrupted run
+derived, with nothing left on the pipeline's ledger.
 
 The server replays the 21 applications recorded from a real SHS with their end times spread over
 six days (7 hours apart, far more than `fetcher.overlap_minutes`), so a watermark taken from the
@@ -13,6 +17,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -29,6 +34,8 @@ from sparkscope.models.application import Application, Stage, Task
 from sparkscope.models.fetch import FetchFailure, FetchRun, FetchWatermark
 from tests.conftest import create_pg_database, drop_pg_database
 from tests.fetcher.fake_shs import FakeShs, running, spread_listing
+from tests.support.derived import derived_state, differences
+from tests.support.processes import table_locked, waiting_on_a_lock
 
 ROOT = Path(__file__).resolve().parents[2]
 ENTRIES = spread_listing()
@@ -137,6 +144,36 @@ def truth(pg_server_url: str, pg_template: str, config_file: Path) -> Iterator[d
     yield snap
 
 
+@pytest.fixture(scope="module")
+def derived_truth(
+    pg_server_url: str, pg_template: str, config_file: Path
+) -> Iterator[dict[str, Any]]:
+    """What the tests' baseline run followed by one uninterrupted fetch of the whole server
+    derive (predictions depend on the runs before them, so the sequence of runs matters)."""
+    url = create_pg_database(pg_server_url, template=pg_template)
+    try:
+        with running(ENTRIES) as shs:
+            baseline(shs, url, config_file)
+            fetch(shs.url, url, config_file)
+        state = derived_state(url)
+    finally:
+        drop_pg_database(pg_server_url, url)
+    assert state["pipeline_pending"] == []
+    for table in ("analysis", "analysis_input", "whatif_input", "run_prediction"):
+        assert len(state[table]) == len(IDS), table
+    assert len(state["recurring_forecast"]) == len({e["name"] for e in ENTRIES})
+    assert state["whatif_model"] and state["day_summary"] and state["analysis_result"]
+    assert len(state["application_name"]) == len({e["name"] for e in ENTRIES})
+    yield state
+
+
+def assert_derived(db_url: str, want: dict[str, Any]) -> None:
+    """Every derived table equals ``want`` and the ledger is empty."""
+    got = derived_state(db_url)
+    assert got["pipeline_pending"] == []
+    assert differences(got, want) == {}
+
+
 def baseline(shs: FakeShs, db_url: str, config: Path) -> None:
     """A first complete run while the server lists only the five oldest apps."""
     shs.listed = set(BASELINE)
@@ -175,7 +212,11 @@ def _others(db_url: str, where: str) -> Callable[[], bool]:
     "point", ["during_listing", "after_first_app", "half_way", "oldest_hangs", "in_transaction"]
 )
 def test_killed_fetch_then_rerun_holds_exactly_one_uninterrupted_fetch(
-    point: str, truth: dict[Any, Any], fresh_pg_url: str, config_file: Path
+    point: str,
+    truth: dict[Any, Any],
+    derived_truth: dict[str, Any],
+    fresh_pg_url: str,
+    config_file: Path,
 ) -> None:
     with running(ENTRIES) as shs:
         baseline(shs, fresh_pg_url, config_file)
@@ -219,6 +260,7 @@ def test_killed_fetch_then_rerun_holds_exactly_one_uninterrupted_fetch(
         shs.release.set()
         out = fetch(shs.url, fresh_pg_url, config_file)
     assert snapshot(fresh_pg_url) == truth, out
+    assert_derived(fresh_pg_url, derived_truth)
     engine = make_engine(fresh_pg_url)
     with engine.connect() as c:
         runs = c.execute(select(FetchRun.status, FetchRun.error).order_by(FetchRun.id)).all()
@@ -229,8 +271,125 @@ def test_killed_fetch_then_rerun_holds_exactly_one_uninterrupted_fetch(
     assert mark == (0, ENTRIES[-1]["attempts"][0]["endTimeEpoch"])
 
 
+def _pending_steps(db_url: str) -> list[str]:
+    engine = make_engine(db_url)
+    with engine.connect() as c:
+        steps = sorted(set(c.scalars(text("SELECT step FROM pipeline_pending"))))
+    engine.dispose()
+    return steps
+
+
+@pytest.mark.parametrize(
+    ("locked", "done_before"),
+    [
+        # the predictions step blocks: every load committed, nothing derived beyond them yet
+        ("run_prediction", []),
+        # the what-if refit blocks, after the predictions step committed
+        ("whatif_model", ["predictions"]),
+    ],
+)
+def test_killed_while_completing_the_derived_work_then_rerun_derives_the_same(
+    locked: str,
+    done_before: list[str],
+    truth: dict[Any, Any],
+    derived_truth: dict[str, Any],
+    fresh_pg_url: str,
+    config_file: Path,
+) -> None:
+    with running(ENTRIES) as shs:
+        baseline(shs, fresh_pg_url, config_file)
+        with table_locked(fresh_pg_url, locked):
+            proc = start_fetch(shs.url, fresh_pg_url, config_file)
+            try:
+                wait_for(waiting_on_a_lock(fresh_pg_url), proc)
+            finally:
+                kill(proc)
+        assert snapshot(fresh_pg_url) == truth  # every application is loaded ...
+        # ... and the step the kill interrupted is still on the ledger, with those after it
+        assert _pending_steps(fresh_pg_url) == sorted({"predictions", "whatif"} - set(done_before))
+        out = fetch(shs.url, fresh_pg_url, config_file)
+    assert "loaded 0," in out  # nothing left to load: only the derived work
+    assert snapshot(fresh_pg_url) == truth
+    assert_derived(fresh_pg_url, derived_truth)
+
+
+def _fetch_until(
+    url: str, db_url: str, config: Path, line: str
+) -> tuple[subprocess.Popen[str], threading.Event]:
+    """A fetch process and an event set once its output shows ``line``."""
+    proc = start_fetch(url, db_url, config)
+    seen = threading.Event()
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for text_line in proc.stdout:
+            if line in text_line:
+                seen.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    return proc, seen
+
+
+SCALING = ROOT / "demo" / "scaling-events"  # 36 runs of 3 recurring applications
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def scaling_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str]]:
+    """Two new databases of one kind: (the one killed and re-run, the uninterrupted one)."""
+    if request.param == "sqlite":  # the embedded default: `fetch` creates and migrates it
+        yield f"sqlite:///{tmp_path / 'killed.db'}", f"sqlite:///{tmp_path / 'clean.db'}"
+        return
+    server, template = (
+        request.getfixturevalue("pg_server_url"),
+        request.getfixturevalue("pg_template"),
+    )
+    urls = [create_pg_database(server, template=template) for _ in range(2)]
+    yield urls[0], urls[1]
+    for url in urls:
+        drop_pg_database(server, url)
+
+
+def test_killed_at_36_of_36_then_rerun_keeps_every_model(
+    scaling_db: tuple[str, str], config_file: Path
+) -> None:
+    """The issue's case: `fetch --url demo/scaling-events` killed once its progress reaches
+    36/36 (its loads are done, its derived work under way), then run again: the re-run skips
+    every stored application and still ends with the 3 what-if models and the server's prior of
+    an uninterrupted fetch, every derived table equal."""
+    killed, clean = scaling_db
+    proc, seen = _fetch_until(str(SCALING), killed, config_file, "progress: 36/36")
+    try:
+        wait_for(seen.is_set, proc)
+    finally:
+        kill(proc)
+    assert count_apps(killed) == 36
+    out = fetch(str(SCALING), killed, config_file)
+    assert "loaded 0, skipped 36" in out
+    fetch(str(SCALING), clean, config_file)
+    want = derived_state(clean)
+    assert len(want["whatif_model"]) == 3 and len(want["whatif_cluster"]) == 1
+    assert len(want["run_prediction"]) == 36
+    assert_derived(killed, want)
+
+
+#: Derived tables that do not depend on how the loads were split between runs (a prediction
+#: depends on the residual pool of the predictions computed before its run's refresh, and the
+#: what-if prior on the pool of the keys refitted before; the rest is a function of the stored
+#: applications alone).
+PATH_FREE = (
+    "analysis",
+    "analysis_result",
+    "analysis_input",
+    "whatif_input",
+    "whatif_model",
+    "day_summary",
+    "application_name",
+    "pipeline_pending",
+)
+
+
 def test_server_going_away_half_way_exits_3_then_rerun_completes(
-    truth: dict[Any, Any], fresh_pg_url: str, config_file: Path
+    truth: dict[Any, Any], derived_truth: dict[str, Any], fresh_pg_url: str, config_file: Path
 ) -> None:
     with running(ENTRIES) as shs:
         port = shs.port
@@ -249,6 +408,12 @@ def test_server_going_away_half_way_exits_3_then_rerun_completes(
     with running(ENTRIES, port=port) as shs:
         fetch(shs.url, fresh_pg_url, config_file)
     assert snapshot(fresh_pg_url) == truth
+    # the stopped run derived what its loads allow; the next one the rest
+    got = derived_state(fresh_pg_url)
+    assert (
+        differences({t: got[t] for t in PATH_FREE}, {t: derived_truth[t] for t in PATH_FREE}) == {}
+    )
+    assert len(got["run_prediction"]) == len(IDS) and got["pipeline_pending"] == []
     engine = make_engine(fresh_pg_url)
     with engine.connect() as c:
         runs = c.execute(select(FetchRun.status, FetchRun.error).order_by(FetchRun.id)).all()

@@ -23,7 +23,7 @@ from sparkscope.models.application import Application
 from sparkscope.models.fetch import FetchWatermark
 from tests.fetcher.fake_shs import HOUR_MS, FakeShs, running, set_end, spread_listing
 
-FCFG = FetcherConfig(threads=2, retries=0, backoff_factor_s=0, listing_page_size=4)
+FETCHER_CONFIG = FetcherConfig(threads=2, retries=0, backoff_factor_s=0, listing_page_size=4)
 ENTRIES = spread_listing()  # 21 apps, 7 hours apart, oldest first
 IDS = [e["id"] for e in ENTRIES]
 ENDS = [e["attempts"][0]["endTimeEpoch"] for e in ENTRIES]
@@ -37,7 +37,7 @@ def shs() -> Iterator[FakeShs]:
 
 def run(shs: FakeShs, factory: sessionmaker[Session], **opts: object):  # type: ignore[no-untyped-def]
     cfg = ServerConfig(name="prod", url=shs.url, connect_timeout_s=2, read_timeout_s=10)
-    return run_server(factory, cfg, FCFG, FetchOptions(**opts))  # type: ignore[arg-type]
+    return run_server(factory, cfg, FETCHER_CONFIG, FetchOptions(**opts))  # type: ignore[arg-type]
 
 
 def stored(factory: sessionmaker[Session]) -> set[str]:
@@ -93,7 +93,9 @@ def test_first_run_lists_everything_then_runs_list_from_watermark_minus_overlap(
     calls = len([p for p in shs.paths if p.startswith("applications?")])
     second = run(shs, factory)
     assert (second.loaded, second.skipped) == (0, 1)  # only the newest is in the overlap
-    assert min_end_dates(shs, calls) == [shs_time(ENDS[-1] - FCFG.overlap_minutes * 60_000)]
+    assert min_end_dates(shs, calls) == [
+        shs_time(ENDS[-1] - FETCHER_CONFIG.overlap_minutes * 60_000)
+    ]
 
 
 def test_limit_first_run_then_plain_runs_go_forward_and_backfill_loads_the_rest(
@@ -126,7 +128,9 @@ def test_reconciliation_finds_an_app_listed_late_far_below_the_watermark(
     calls = len([p for p in shs.paths if p.startswith("applications?")])
     found = run(shs, factory, reconcile=True)
     assert found.loaded == 1 and late in stored(factory)
-    assert min_end_dates(shs, calls)[0] == shs_time(ENDS[-1] - FCFG.reconcile_days * DAY_MS)
+    assert min_end_dates(shs, calls)[0] == shs_time(
+        ENDS[-1] - FETCHER_CONFIG.reconcile_days * DAY_MS
+    )
 
 
 def test_reconciliation_runs_by_itself_once_a_day(
@@ -138,7 +142,7 @@ def test_reconciliation_runs_by_itself_once_a_day(
     shs.listed = None
     assert run(shs, factory).loaded == 0
     with factory() as s, s.begin():
-        day_ago = int(time.time() * 1000) - FCFG.reconcile_every_hours * HOUR_MS - 1
+        day_ago = int(time.time() * 1000) - FETCHER_CONFIG.reconcile_every_hours * HOUR_MS - 1
         s.execute(update(FetchWatermark).values(reconciled_at_ms=day_ago))
     assert run(shs, factory).loaded == 1 and late in stored(factory)
     with factory() as s:

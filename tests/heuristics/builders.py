@@ -12,10 +12,12 @@ from heuristics.appdata import (
     AppData,
     ExecutorSummary,
     JobSummary,
+    SqlExecutionSummary,
     StageSummary,
     TaskDistribution,
     TaskSummary,
 )
+from heuristics.costcap import DEFAULT_COST_CAPS, CostCaps
 from heuristics.params import param, params_view
 from heuristics.registry import from_module
 from heuristics.result import HeuristicResult, Severity, Thresholds
@@ -26,12 +28,17 @@ GIB = 1024**3
 MIB = 1024**2
 
 
-def run(module: ModuleType, app: AppData, params: Any = None) -> HeuristicResult:
+def run(
+    module: ModuleType, app: AppData, params: Any = None, caps: CostCaps | None = DEFAULT_COST_CAPS
+) -> HeuristicResult:
     """Evaluate one heuristic module and finish its outcome as the registry does (name,
-    thresholds, advice only above LOW, impact only above NONE); errors propagate."""
+    thresholds, severity capped by cost under ``caps`` (None: uncapped), advice, settings and
+    impact only above NONE); errors propagate."""
     heuristic = from_module(module)
     params = heuristic.params_type() if params is None else params
-    return heuristic.evaluate(app, params).to_result(heuristic.name, params_view(params))
+    outcome = heuristic.evaluate(app, params)
+    cap = None if caps is None else caps.allowed(outcome.impact)
+    return outcome.to_result(heuristic.name, params_view(params), cap)
 
 
 def curve(min_value: float, median_value: float, max_value: float) -> tuple[float, ...]:
@@ -271,7 +278,7 @@ def kitchen_sink_app() -> AppData:
         make_executor("2", total_duration_ms=600 * MIN_MS, total_input_bytes=10 * GIB),
         make_executor("3", total_duration_ms=10 * MIN_MS),
     ]
-    return make_app(
+    app = make_app(
         executors=executors,
         stages=stages,
         jobs=[make_job(0, status="FAILED"), make_job(1)],
@@ -284,3 +291,32 @@ def kitchen_sink_app() -> AppData:
             "spark.dynamicAllocation.enabled": "true",
         },
     )
+    return dataclasses.replace(app, sql_status="ok", sql_executions=kitchen_sink_queries())
+
+
+def kitchen_sink_queries() -> tuple[SqlExecutionSummary, ...]:
+    """SQL executions on which every SQL check fires (task time from stage 0)."""
+    from tests.heuristics.builtin.sql import plans as p
+
+    udf = p.node(
+        1,
+        "BatchEvalPython",
+        (2,),
+        {"time to run Python workers": 90.0 * MIN_MS},
+        {"Arguments": "[normalize(email#3)#10], [pythonUDF0#20]"},
+    )
+    small_files = p.execution(
+        0, [p.node(0, "HashAggregate", (1,)), p.scan(1, files=5000, nbytes=5 * MIB)]
+    )
+    queries = [
+        small_files,
+        p.smj(20 * GIB, 3 * MIB),
+        p.broadcast(300 * MIB, 1e6),
+        p.nested_loop(1e5, 1e5),
+        p.write(1200, 7 * MIB, shuffle_partitions=1200),
+        p.filtered_scan(45, "(cast(event_date#13 as string) = 2024-06-15)"),
+        p.execution(0, [p.node(0, "HashAggregate", (1,)), udf, p.scan(2)]),
+        p.join(1e7, 1e5, 1e4),
+        *p.kpi_queries(5),
+    ]
+    return tuple(q._replace(execution_id=i) for i, q in enumerate(queries))

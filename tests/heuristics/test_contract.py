@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from heuristics.params import ConfigError
+from heuristics.params import HeuristicsConfigError
 from heuristics.registry import (
     ENTRY_POINT_GROUP,
     INPUT_FIELDS,
@@ -187,7 +187,9 @@ def test_third_party_heuristic_loads_through_entry_point(site: Path) -> None:
     assert found.thresholds["stages"]["low"] == 2.0  # type: ignore[index]
     described = {d["name"]: d for d in registry.describe()}
     assert described["many_stages"]["version"] == 3
-    assert described["many_stages"]["param_docs"] == {"stages": "stage attempts (count; ascending)"}
+    docs = described["many_stages"]["param_docs"]
+    assert docs["stages"] == "stage attempts (count; ascending)"  # type: ignore[index]
+    assert set(docs) == {"stages", "cost_caps.wall_seconds", "cost_caps.core_hours"}  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -210,5 +212,5 @@ def test_broken_third_party_heuristic_is_a_config_error(
     site: Path, target: str, modules: dict[str, str], message: str
 ) -> None:
     _install_dist(site, "sparkscope_test_plugin", {"broken": target}, modules)
-    with pytest.raises(ConfigError, match=message):
+    with pytest.raises(HeuristicsConfigError, match=message):
         build_registry({})

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from heuristics.builtin.parallelism import stage_skew
-from heuristics.params import ConfigError
+from heuristics.builtin.parallelism import stage_skew, task_granularity
+from heuristics.params import HeuristicsConfigError
 from heuristics.registry import build_registry, builtin_heuristics
 from heuristics.result import (
     Details,
@@ -64,19 +64,50 @@ def test_shipped_yaml_holds_only_overrides() -> None:
             {"stage_skew": {"task_time_ratio": {"direction": "descending"}}},
             "stage_skew.task_time_ratio.direction",
         ),
-        ({"stage_skew": {"min_stage_duration_ms": "5 min"}}, "stage_skew.min_stage_duration_ms"),
-        ({"stage_skew": {"min_stage_duration_ms": 1.5}}, "stage_skew.min_stage_duration_ms"),
-        ({"stage_skew": {"min_stage_duration_ms": True}}, "stage_skew.min_stage_duration_ms"),
+        ({"task_granularity": {"target_task_ms": "5 min"}}, "task_granularity.target_task_ms"),
+        ({"task_granularity": {"target_task_ms": 1.5}}, "task_granularity.target_task_ms"),
+        ({"task_granularity": {"target_task_ms": True}}, "task_granularity.target_task_ms"),
+        # every parameter of the built-ins is a count, size, time or ratio: never negative
+        ({"task_granularity": {"target_task_ms": -1}}, "task_granularity.target_task_ms"),
+        ({"stage_skew": {"data_skew_bytes_ratio": -0.5}}, "stage_skew.data_skew_bytes_ratio"),
+        ({"stage_skew": {"task_time_ratio": {"low": -1}}}, "stage_skew.task_time_ratio.low"),
+        # removed size gates are unknown keys now
+        ({"stage_skew": {"min_stage_duration_ms": 1}}, "stage_skew.min_stage_duration_ms"),
+        # cost caps: shared and per heuristic, known keys, numbers >= 0, levels in order
+        ({"cost_caps": 5}, "cost_caps"),
+        ({"cost_caps": {"dollars": {"low": 1}}}, "cost_caps.dollars"),
+        ({"cost_caps": {"wall_seconds": {"moderate": -1}}}, "cost_caps.wall_seconds.moderate"),
+        (
+            {"cost_caps": {"wall_seconds": {"severe": 100, "moderate": 200}}},
+            "cost_caps.wall_seconds.severe",
+        ),
+        (
+            {"cost_caps": {"core_hours": {"critical": float("nan")}}},
+            "cost_caps.core_hours.critical",
+        ),
+        ({"cost_caps": {"core_hours": {"low": "1"}}}, "cost_caps.core_hours.low"),
+        ({"cost_caps": {"core_hours": 3}}, "cost_caps.core_hours"),
+        (
+            {"stage_skew": {"cost_caps": {"wall_seconds": {"critical": 10}}}},
+            "stage_skew.cost_caps.wall_seconds.critical",
+        ),
+        (
+            {"stage_skew": {"cost_caps": {"core_hours": {"direction": "descending"}}}},
+            "stage_skew.cost_caps.core_hours.direction",
+        ),
         ({"stage_skew": {"data_skew_bytes_ratio": "2"}}, "stage_skew.data_skew_bytes_ratio"),
         ({"stage_skew": {"enabled": "yes"}}, "stage_skew.enabled"),
         ({"stage_skew": ["enabled"]}, "stage_skew"),
         (
-            {"executor_gc": {"gc_ratio_low": {"low": 0.001, "moderate": 0.002}}},
-            "executor_gc.gc_ratio_low.moderate",
+            {"task_granularity": {"tiny_median_task_ms": {"low": 10, "moderate": 20}}},
+            "task_granularity.tiny_median_task_ms.moderate",
         ),
         # numbers a JSON document or the database cannot hold
-        ({"stage_skew": {"min_max_task_ms": 2**63}}, "stage_skew.min_max_task_ms"),
-        ({"stage_skew": {"min_max_task_ms": -(2**63) - 1}}, "stage_skew.min_max_task_ms"),
+        ({"task_granularity": {"target_task_ms": 2**63}}, "task_granularity.target_task_ms"),
+        (
+            {"task_granularity": {"target_task_ms": -(2**63) - 1}},
+            "task_granularity.target_task_ms",
+        ),
         (
             {"stage_skew": {"task_time_ratio": {"critical": 2**64}}},
             "stage_skew.task_time_ratio.critical",
@@ -101,7 +132,7 @@ def test_shipped_yaml_holds_only_overrides() -> None:
     ],
 )
 def test_bad_config_names_the_key_path(config: dict, path: str) -> None:
-    with pytest.raises(ConfigError) as info:
+    with pytest.raises(HeuristicsConfigError) as info:
         build_registry(config)
     assert info.value.path == path
     assert path in str(info.value)
@@ -111,19 +142,24 @@ def test_largest_64_bit_values_are_accepted_and_stored() -> None:
     import orjson
 
     registry = build_registry(
-        {"stage_skew": {"min_max_task_ms": 2**63 - 1, "task_time_ratio": {"critical": 2**63 - 1}}}
+        {
+            "task_granularity": {"target_task_ms": 2**63 - 1},
+            "stage_skew": {"task_time_ratio": {"critical": 2**63 - 1}},
+        }
     )
-    assert registry.params("stage_skew").min_max_task_ms == 2**63 - 1
+    assert registry.params("task_granularity").target_task_ms == 2**63 - 1
     orjson.dumps(registry.effective_config())  # the config row holds it
     assert stage_skew.NAME in registry.digests
 
 
 def test_partial_config_overrides_only_given_keys() -> None:
-    registry = build_registry({"stage_skew": {"task_time_ratio": {"low": 3}, "min_max_task_ms": 5}})
-    params = registry.params("stage_skew")
-    assert params.task_time_ratio == Thresholds(3, 4, 8, 16)
-    assert params.min_max_task_ms == 5
-    assert params.min_stage_duration_ms == stage_skew.Params().min_stage_duration_ms
+    registry = build_registry(
+        {"task_granularity": {"single_wave_share": {"low": 0.3}, "target_task_ms": 5}}
+    )
+    params = registry.params("task_granularity")
+    assert params.single_wave_share == Thresholds(0.3, 0.5, 0.75, 0.9)
+    assert params.target_task_ms == 5
+    assert params.tiny_median_task_ms == task_granularity.Params().tiny_median_task_ms
     # an int given for a float param is accepted as a float
     assert (
         build_registry({"stage_skew": {"data_skew_bytes_ratio": 3}})
@@ -162,12 +198,18 @@ def test_fingerprint_and_digests_track_each_heuristic_version() -> None:
     changed = {n for n in base.digests if base.digests[n] != bumped.digests[n]}
     assert changed == {"stage_skew"}
     # a param edit moves only that heuristic's digest too
-    edited = build_registry({"disk_spill": {"min_stage_spill_bytes": 1}})
+    edited = build_registry({"disk_spill": {"disk_throughput_bytes_per_s": 1}})
     assert {n for n in base.digests if base.digests[n] != edited.digests[n]} == {"disk_spill"}
+    # so does a cost cap of that heuristic; a shared cap moves every digest
+    capped = build_registry({"disk_spill": {"cost_caps": {"wall_seconds": {"moderate": 60}}}})
+    assert {n for n in base.digests if base.digests[n] != capped.digests[n]} == {"disk_spill"}
+    shared = build_registry({"cost_caps": {"core_hours": {"moderate": 1}}})
+    assert all(base.digests[n] != shared.digests[n] for n in base.digests)
+    assert shared.fingerprint != base.fingerprint
 
 
 def test_registry_fills_name_thresholds_and_severity_rules() -> None:
-    impact = Impact(1.0, 2.0, "f")
+    impact = Impact(None, None, "cost unknown: no cap")
 
     def at(severity: Severity) -> object:
         def evaluate(app: object, params: FakeParams) -> Outcome:
@@ -192,9 +234,103 @@ def test_registry_fills_name_thresholds_and_severity_rules() -> None:
         assert result.thresholds == {"ratio": Thresholds(1, 2, 3, 4).to_dict()} or (
             severity == Severity.MODERATE and result.thresholds["ratio"]["low"] == 1.5  # type: ignore[index]
         )
-        assert result.advice == ("do this" if severity > Severity.LOW else "")
+        assert result.advice == ("do this" if severity > Severity.NONE else "")
         assert result.impact == (impact if severity > Severity.NONE else None)
     assert results["h2"].value == 1.5
+
+
+# (wall seconds, core-hours) -> the most severe level the default caps allow; None: no cap
+CAP_CASES = [
+    ((0.0, 0.0), Severity.LOW),
+    ((35.0, None), Severity.LOW),
+    ((299.9, 1.99), Severity.LOW),
+    ((300.0, None), Severity.MODERATE),
+    ((None, 2.0), Severity.MODERATE),
+    ((899.0, 7.9), Severity.MODERATE),
+    ((900.0, 0.1), Severity.SEVERE),
+    ((10.0, 8.0), Severity.SEVERE),
+    ((3599.0, 31.9), Severity.SEVERE),
+    ((3600.0, 0.0), Severity.CRITICAL),
+    ((1.0, 32.0), Severity.CRITICAL),
+    ((None, None), None),
+    ((float("nan"), None), None),
+    ((-5.0, None), Severity.LOW),  # a negative estimate costs nothing
+]
+
+
+@pytest.mark.parametrize(("cost", "cap"), CAP_CASES)
+@pytest.mark.parametrize("pattern", list(Severity))
+def test_registry_caps_the_pattern_by_its_cost(
+    cost: tuple[float | None, float | None], cap: Severity | None, pattern: Severity
+) -> None:
+    def evaluate(app: object, params: FakeParams) -> Outcome:
+        return make_result(
+            severity=pattern, value=1.0, title="t", advice="fix", impact=Impact(*cost, "f")
+        )
+
+    result = build_registry({}, heuristics=[fake_module("h", evaluate)]).run(make_app())[0]
+    expected = pattern if cap is None else min(pattern, cap)
+    assert result.severity == expected
+    assert result.pattern_severity == pattern
+    assert result.cost_cap == (cap if pattern > Severity.NONE else None)
+    assert result.capped == (cap is not None and cap < pattern)
+    if result.capped:
+        assert result.cap_note().startswith(
+            f"{pattern.name} pattern, capped to {cap.name} by its cost of"
+        )  # type: ignore[union-attr]
+    else:
+        assert result.cap_note() == ""
+
+
+def test_caps_are_configured_shared_and_per_heuristic() -> None:
+    def at(cost: float) -> object:
+        def evaluate(app: object, params: FakeParams) -> Outcome:
+            impact = Impact(cost, None, "f")
+            return make_result(severity=Severity.CRITICAL, value=1.0, title="t", impact=impact)
+
+        return evaluate
+
+    modules = [fake_module("a", at(60.0)), fake_module("b", at(60.0)), fake_module("c", at(0.5))]
+    registry = build_registry(
+        {
+            "cost_caps": {"wall_seconds": {"moderate": 30, "severe": 45, "critical": 50}},
+            "b": {"cost_caps": {"wall_seconds": {"critical": 120}}},
+            "c": {"cost_caps": {"wall_seconds": {"low": 1}}},
+        },
+        heuristics=modules,
+    )
+    by_name = {r.name: r for r in registry.run(make_app())}
+    assert by_name["a"].severity == Severity.CRITICAL  # 60 s >= the shared critical 50 s
+    assert by_name["b"].severity == Severity.SEVERE  # its own critical is 120 s
+    assert by_name["c"].severity == Severity.NONE  # below its own low: not reported
+    assert by_name["c"].pattern_severity == Severity.CRITICAL
+    assert by_name["c"].impact is None and by_name["c"].advice == ""
+    # the effective config restates every cap, and building from it gives the same registry
+    again = build_registry(registry.effective_config(), heuristics=modules)
+    assert again.fingerprint == registry.fingerprint
+    assert again.effective_config()["b"]["cost_caps"]["wall_seconds"]["critical"] == 120.0  # type: ignore[index]
+
+
+def test_a_finding_not_capped_by_cost_keeps_its_severity() -> None:
+    def evaluate(app: object, params: FakeParams) -> Outcome:
+        impact = Impact(1.0, 0.001, "f")
+        return make_result(
+            severity=Severity.SEVERE, value=1.0, title="t", impact=impact, cost_capped=False
+        )
+
+    result = build_registry({}, heuristics=[fake_module("h", evaluate)]).run(make_app())[0]
+    assert (result.severity, result.cost_cap, result.impact) == (
+        Severity.SEVERE,
+        None,
+        Impact(1.0, 0.001, "f"),
+    )
+
+
+def test_a_heuristic_cannot_take_the_cost_caps_name() -> None:
+    module = fake_module("cost_caps", lambda app, params: no_data("x"))
+    with pytest.raises(HeuristicsConfigError) as info:
+        build_registry({}, heuristics=[module])
+    assert info.value.path == "cost_caps"
 
 
 def test_raising_heuristic_becomes_internal_error() -> None:
@@ -229,14 +365,32 @@ def test_run_on_empty_app_gives_none_everywhere() -> None:
 
 
 def test_describe_has_docs_and_params() -> None:
-    described = build_registry({"stage_skew": {"min_max_task_ms": 1}}).describe()
+    described = build_registry(
+        {
+            "stage_skew": {
+                "data_skew_bytes_ratio": 3,
+                "cost_caps": {"wall_seconds": {"critical": 7200}},
+            }
+        }
+    ).describe()
     assert [d["name"] for d in described] == [h.name for h in builtin_heuristics()]
     skew = next(d for d in described if d["name"] == "stage_skew")
     assert skew["version"] == stage_skew.VERSION
-    assert skew["param_docs"]["min_max_task_ms"].startswith("gate:")  # type: ignore[index]
+    assert "data skew" in skew["param_docs"]["data_skew_bytes_ratio"]  # type: ignore[index]
     assert skew["title"] == "Stage skew"
     assert "straggler" in str(skew["doc"])
-    assert skew["params"]["min_max_task_ms"] == 1  # type: ignore[index]
+    assert skew["params"]["data_skew_bytes_ratio"] == 3  # type: ignore[index]
+    # the cost caps in force are listed with the params, as the help page shows them
+    wall = skew["params"]["cost_caps.wall_seconds"]  # type: ignore[index]
+    assert wall == {
+        "low": 0.0,
+        "moderate": 300.0,
+        "severe": 900.0,
+        "critical": 7200.0,
+        "direction": "ascending",
+    }
+    assert "wall-time" in skew["param_docs"]["cost_caps.wall_seconds"]  # type: ignore[index]
+    assert skew["cost_caps"]["core_hours"]["moderate"] == 2.0  # type: ignore[index]
     for d in described:
         assert len(str(d["doc"])) > 200, d["name"]
 
@@ -253,7 +407,4 @@ def test_every_heuristic_fires_on_a_bad_app_and_results_store_as_json() -> None:
         assert result.impact is not None and result.impact.formula
         stored = json.loads(json.dumps(result.to_dict(), allow_nan=False))
         assert HeuristicResult.from_dict(stored).to_dict() == stored
-        if result.severity <= Severity.LOW:
-            assert result.advice == ""
-        else:
-            assert result.advice
+        assert result.advice

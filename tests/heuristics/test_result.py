@@ -15,8 +15,17 @@ from heuristics.result import (
     Severity,
     Thresholds,
     app_severity,
+    cost_text,
+    make_result,
+    rank_key,
 )
-from heuristics.stats import approximate_task_values, fmt_bytes, fmt_ms, quantile_value
+from heuristics.stats import (
+    TaskCurve,
+    approximate_task_values,
+    fmt_bytes,
+    fmt_ms,
+    quantile_value,
+)
 from tests.heuristics.builders import curve, make_distribution
 
 ASC = Thresholds(2, 4, 8, 16)
@@ -102,6 +111,118 @@ def test_result_round_trips_through_json() -> None:
     assert HeuristicResult.from_dict(stored) == result
 
 
+def test_result_with_cap_settings_and_stages_round_trips() -> None:
+    result = HeuristicResult(
+        name="x",
+        severity=Severity.LOW,
+        value=3.5,
+        title="t",
+        thresholds={},
+        details=None,
+        advice="do this",
+        impact=Impact(35.0, 0.01, "f"),
+        pattern_severity=Severity.SEVERE,
+        cost_cap=Severity.LOW,
+        conf=(("spark.sql.shuffle.partitions", "400"), ("spark.executor.memory", "6g")),
+        stages=((4, 0), (2, 1)),
+    )
+    stored = json.loads(json.dumps(result.to_dict(thresholds=False)))
+    assert stored["conf"] == [
+        ["spark.sql.shuffle.partitions", "400"],
+        ["spark.executor.memory", "6g"],
+    ]
+    assert stored["stages"] == [[4, 0], [2, 1]]
+    assert (stored["pattern_severity"], stored["cost_cap"]) == (3, 1)
+    assert HeuristicResult.from_dict(stored) == result
+    assert (
+        result.cap_note() == "SEVERE pattern, capped to LOW by its cost of 35 s and 0.01 core-hours"
+    )
+
+
+def test_documents_stored_before_caps_settings_and_stages_still_read() -> None:
+    old = {
+        "name": "stage_skew",
+        "severity": 2,
+        "value": 4.5,
+        "title": "Stage 3 max task 4.5× median",
+        "details": None,
+        "advice": "salt",
+        "impact": {"wall_seconds": 10.0, "core_hours": 0.5, "formula": "f"},
+    }
+    result = HeuristicResult.from_dict(old, {"ratio": 1})
+    assert result.pattern_severity == Severity.MODERATE
+    assert result.cost_cap is None and not result.capped and result.cap_note() == ""
+    assert result.conf == () and result.stages == ()
+    assert result.thresholds == {"ratio": 1}
+
+
+def test_a_result_built_without_a_pattern_severity_takes_its_severity() -> None:
+    result = HeuristicResult("x", Severity.SEVERE, None, "", {}, None, "", None)
+    assert result.pattern_severity == Severity.SEVERE and result.cost_cap is None
+
+
+@pytest.mark.parametrize(
+    ("pattern", "cap", "severity", "kept"),
+    [
+        (Severity.CRITICAL, Severity.LOW, Severity.LOW, True),
+        (Severity.LOW, Severity.CRITICAL, Severity.LOW, True),
+        (Severity.SEVERE, None, Severity.SEVERE, True),
+        (Severity.MODERATE, Severity.NONE, Severity.NONE, False),
+        (Severity.NONE, Severity.CRITICAL, Severity.NONE, False),
+    ],
+)
+def test_outcome_rules(
+    pattern: Severity, cap: Severity | None, severity: Severity, kept: bool
+) -> None:
+    outcome = make_result(
+        severity=pattern,
+        value=1.0,
+        title="t",
+        advice="fix",
+        impact=Impact(1.0, None, "f"),
+        conf=[("spark.a", 1)],  # type: ignore[list-item]
+        stages=[(3, 0)],
+    )
+    result = outcome.to_result("h", {}, cap)
+    assert result.severity == severity and result.pattern_severity == pattern
+    assert result.cost_cap == (cap if pattern > Severity.NONE else None)
+    # advice, settings (as strings), impact and stages only for a reported finding
+    assert (result.advice, result.conf, result.stages, result.impact is not None) == (
+        ("fix", (("spark.a", "1"),), ((3, 0),), True) if kept else ("", (), (), False)
+    )
+
+
+def test_rank_puts_the_finding_most_worth_fixing_first() -> None:
+    def r(name: str, sev: Severity, pattern: Severity, wall: float | None) -> HeuristicResult:
+        impact = None if wall is None else Impact(wall, None, "f")
+        return HeuristicResult(name, sev, None, "", {}, None, "", impact, pattern_severity=pattern)
+
+    results = [
+        r("noise", Severity.LOW, Severity.LOW, 50.0),
+        r("capped", Severity.LOW, Severity.CRITICAL, 3.0),
+        r("cheap", Severity.LOW, Severity.CRITICAL, 0.5),
+        r("config", Severity.MODERATE, Severity.MODERATE, None),
+        r("none", Severity.NONE, Severity.NONE, None),
+    ]
+    ordered = [x.name for x in sorted(results, key=rank_key)]
+    assert ordered == ["config", "capped", "cheap", "noise", "none"]
+
+
+@pytest.mark.parametrize(
+    ("impact", "text"),
+    [
+        (None, "unknown"),
+        (Impact(None, None, "f"), "unknown"),
+        (Impact(0.4, None, "f"), "400 ms"),
+        (Impact(35.2, None, "f"), "35 s"),
+        (Impact(5400.0, None, "f"), "1.5 h"),
+        (Impact(None, 12.0, "f"), "12 core-hours"),
+    ],
+)
+def test_cost_text(impact: Impact | None, text: str) -> None:
+    assert cost_text(impact) == text
+
+
 def test_infinite_values_are_stored_as_null() -> None:
     result = HeuristicResult(
         "x", Severity.LOW, math.inf, "t", {}, Details(("r",), ((math.inf,),)), "", None
@@ -150,3 +271,27 @@ def test_threshold_levels_are_the_severity_names_and_the_thresholds_fields() -> 
     fields = [f.name for f in dataclasses.fields(Thresholds) if f.name != "direction"]
     assert list(LEVELS) == fields
     assert [Severity[level.upper()] for level in LEVELS] == sorted(Severity)[1:]
+
+
+@pytest.mark.parametrize("n", [2, 3, 20, 21, 64, 513, 2000, 100_003])
+@pytest.mark.parametrize(
+    "curve_values",
+    [
+        curve(0, 100, 1000),
+        curve(5, 5, 5),
+        tuple([0.0] * 15 + [7.0] * 6),
+        tuple(float(i * i) for i in range(21)),
+    ],
+)
+def test_task_curve_counts_and_sums_the_reconstructed_tasks(
+    n: int, curve_values: tuple[float, ...]
+) -> None:
+    dist = make_distribution({"x": curve_values})
+    values = approximate_task_values(dist, "x", n)
+    tasks = TaskCurve(dist, "x", n)
+    for i in {0, 1, n // 3, n // 2, n - 1}:
+        assert tasks.value(i) == pytest.approx(values[i])
+    for m in {values[0], values[n // 2], values[-1], values[-1] + 1, -1.0, 50.5}:
+        assert tasks.count_below(m) == sum(1 for v in values if v < m)
+    for c in {0, 1, n // 4, n // 2, n - 1, n}:
+        assert tasks.prefix_sum(c) == pytest.approx(sum(values[:c]), rel=1e-12, abs=1e-9)

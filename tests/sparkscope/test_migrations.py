@@ -102,7 +102,7 @@ def test_0014_drops_the_stored_predictions_and_queues_their_recomputation(
 ) -> None:
     """Run features gained the iterations: 0014 empties the prediction cache (stored vectors one
     feature short) and queues the predictions step of every server that has runs, once."""
-    migrate.downgrade(fresh_db_url, "0010")
+    migrate.downgrade(fresh_db_url, "0013")
     engine = make_engine(fresh_db_url)
     with engine.begin() as c:
         for sid in (1, 2):
@@ -133,7 +133,7 @@ def test_0014_drops_the_stored_predictions_and_queues_their_recomputation(
             text("SELECT server_id, subject FROM pipeline_pending WHERE step = 'predictions'")
         ).all()
     assert [tuple(r) for r in queued] == [(1, "")]  # server 2 has no runs
-    migrate.downgrade(fresh_db_url, "0010")
+    migrate.downgrade(fresh_db_url, "0013")
     migrate.upgrade(fresh_db_url)  # again: still queued once
     with engine.connect() as c:
         n = c.execute(text("SELECT count(*) FROM pipeline_pending WHERE step = 'predictions'"))

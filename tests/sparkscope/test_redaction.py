@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from sparkscope.config.loader import DEFAULT_REDACTION_REGEX
+from sparkscope.config.settings import DEFAULT_REDACTION_REGEX
 from sparkscope.redaction import REDACTED, redact
 
 PATTERN = re.compile(DEFAULT_REDACTION_REGEX)

@@ -9,6 +9,9 @@ SHS still lists it as completed), so the finding is at least SEVERE.
 produce its result; its work was wasted, and the application either failed or silently carried
 on without that result.
 
+**Not capped by cost.** A failed job lost a result, whatever the time it took: its severity is
+not capped by the cost of its stages (its impact is still shown).
+
 **How to fix.** Open the failed job's stages (see the stage failures and task failures
 findings) to find the root cause: out-of-memory, lost executors, fetch failures, or an error in
 user code. Retries (`spark.task.maxFailures`, `spark.stage.maxConsecutiveAttempts`) only help
@@ -22,11 +25,12 @@ from dataclasses import dataclass
 from heuristics.appdata import AppData
 from heuristics.params import param
 from heuristics.result import Details, Impact, Outcome, Severity, Thresholds, make_result, no_data
+from heuristics.tuning import ordered_refs
 
 NAME = "job_failures"
 TITLE = "Job failures"
 #: Bump when what this heuristic computes changes: only its stored results are redone.
-VERSION = 1
+VERSION = 2  # 2: not capped by cost, stages (issue 19)
 INPUTS = frozenset({"jobs", "stages"})
 
 ADVICE = (
@@ -89,6 +93,11 @@ def evaluate(app: AppData, params: Params) -> Outcome:
         core_hours=run_ms / 3_600_000,
         formula="wall = Σ failed job durations; core-hours = Σ task run time of their stages",
     )
+    failed_stages = [
+        ((s.status.upper() == "FAILED", s.executor_run_time_ms), s)
+        for s in app.stages
+        if s.stage_id in failed_stage_ids
+    ]
     return make_result(
         severity=severity,
         value=rate,
@@ -96,4 +105,6 @@ def evaluate(app: AppData, params: Params) -> Outcome:
         details=details,
         advice=ADVICE,
         impact=impact,
+        stages=ordered_refs(failed_stages),
+        cost_capped=False,
     )

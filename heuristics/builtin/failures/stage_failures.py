@@ -7,7 +7,8 @@ failure reason.
 
 **Why it matters.** A failed stage attempt throws away the work of its tasks and, when shuffle
 output was lost, forces parent stages to run again. Recovered failures cost time; unrecovered
-ones fail the job.
+ones fail the job (and the job failures finding, which no cost caps, reports that). The time the
+failed attempts took caps this finding's severity.
 
 **How to fix.** Read the failure reason. `FetchFailed` points at lost executors or shuffle
 service problems (see task failures); repeated task failures point at memory or user code.
@@ -24,11 +25,12 @@ from heuristics.failure_text import keep_message
 from heuristics.params import param
 from heuristics.result import Details, Impact, Outcome, Thresholds, make_result, no_data
 from heuristics.stats import stage_duration_ms
+from heuristics.tuning import ordered_refs
 
 NAME = "stage_failures"
 TITLE = "Stage failures"
 #: Bump when what this heuristic computes changes: only its stored results are redone.
-VERSION = 2  # 2: whole failure messages, clearer NONE titles and local-mode wording (issue 12)
+VERSION = 3  # 2: whole failure messages, NONE titles (issue 12); 3: capped by cost, stages
 INPUTS = frozenset({"stages"})
 
 ADVICE = (
@@ -49,6 +51,7 @@ class Params:
     recovered_weight: float = param(
         0.5,
         "weight of a failed attempt whose stage later completed (weight)",
+        maximum=1.0,
     )
 
 
@@ -95,4 +98,7 @@ def evaluate(app: AppData, params: Params) -> Outcome:
         details=details,
         advice=ADVICE,
         impact=impact,
+        stages=ordered_refs(
+            ((s.stage_id not in completed, s.executor_run_time_ms), s) for s in failed
+        ),
     )

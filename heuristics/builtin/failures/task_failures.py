@@ -14,7 +14,13 @@ classification of the stored failed tasks' error messages into causes:
 **Why it matters.** Each failed attempt wastes its run time and is retried
 (`spark.task.maxFailures`, 4 by default); a task that fails every attempt fails the job.
 
-**How to fix.** See the advice for each cause found in the details.
+**Cost.** The run time of the failed attempts caps the severity: a few failed attempts in a
+seconds-long application are a LOW note, the same share of failures costing hours is not.
+
+**How to fix.** See the advice for each cause found in the details. For out-of-memory errors the
+finding suggests a heap half as large again (`spark.executor.memory`, `spark.driver.memory` in
+local mode); for containers killed by the cluster manager, a larger
+`spark.executor.memoryOverhead` (half as large again, at least 1 GiB).
 """
 
 from __future__ import annotations
@@ -26,12 +32,20 @@ from heuristics.appdata import AppData
 from heuristics.failure_text import keep_message
 from heuristics.params import param
 from heuristics.result import Details, Impact, Outcome, Severity, Thresholds, make_result, no_data
+from heuristics.sparkconf import (
+    GIB,
+    driver_memory_bytes,
+    executor_memory_bytes,
+    executor_overhead_bytes,
+    is_local_mode,
+)
+from heuristics.tuning import fmt_memory_setting, ordered_refs, round_up_512_mib
 
 NAME = "task_failures"
 TITLE = "Task failures"
 #: Bump when what this heuristic computes changes: only its stored results are redone.
-VERSION = 2  # 2: whole failure messages, clearer NONE titles and local-mode wording (issue 12)
-INPUTS = frozenset({"stages", "tasks"})
+VERSION = 3  # 2: whole failure messages, NONE titles (issue 12); 3: settings, stages (issue 19)
+INPUTS = frozenset({"executors", "spark_properties", "stages", "tasks"})
 
 OOM = "out of memory"
 CONTAINER = "container killed"
@@ -125,16 +139,24 @@ def evaluate(app: AppData, params: Params) -> Outcome:
     if causes:
         title += f"; causes: {', '.join(causes)}"
     advice = " ".join(CAUSE_ADVICE[c] for c in causes) or CAUSE_ADVICE[OTHER]
-    run_ms = sum(
+    stored_ms = sum(
         t.executor_run_time_ms if t.executor_run_time_ms is not None else (t.duration_ms or 0)
         for t in failed_rows
     )
+    # Not every failed attempt is stored: each stage's failed attempts at its mean attempt time.
+    estimated_ms = sum(
+        s.num_failed_tasks * s.executor_run_time_ms / (s.num_failed_tasks + s.num_complete_tasks)
+        for s in app.stages
+        if s.num_failed_tasks > 0
+    )
+    run_ms = max(stored_ms, estimated_ms)
     impact = Impact(
         wall_seconds=None,
         core_hours=run_ms / 3_600_000,
         formula=(
-            "core-hours = Σ run time of the stored failed task attempts (a lower bound; "
-            "retries overlap other work, so wall time is not estimated)"
+            "core-hours = run time of the failed task attempts: the stored ones' own, or each "
+            "stage's failed attempts × its mean attempt time when that is more (retries "
+            "overlap other work, so wall time is not estimated)"
         ),
     )
     details = Details(
@@ -147,4 +169,25 @@ def evaluate(app: AppData, params: Params) -> Outcome:
         details=details,
         advice=advice,
         impact=impact,
+        conf=_memory_settings(app, set(causes)),
+        stages=ordered_refs(
+            ((s.num_failed_tasks, s.executor_run_time_ms), s)
+            for s in app.stages
+            if s.num_failed_tasks > 0
+        ),
     )
+
+
+def _memory_settings(app: AppData, causes: set[str]) -> tuple[tuple[str, str], ...]:
+    """More heap for out-of-memory errors, more overhead for killed containers."""
+    props = app.spark_properties
+    local = is_local_mode(props) or all(e.is_driver for e in app.executors)
+    conf = []
+    if OOM in causes:
+        setting = "spark.driver.memory" if local else "spark.executor.memory"
+        heap = driver_memory_bytes(props) if local else executor_memory_bytes(props)
+        conf.append((setting, fmt_memory_setting(round_up_512_mib(heap * 1.5))))
+    if CONTAINER in causes and not local:
+        wanted = max(GIB, executor_overhead_bytes(props) * 1.5)
+        conf.append(("spark.executor.memoryOverhead", fmt_memory_setting(round_up_512_mib(wanted))))
+    return tuple(conf)

@@ -1,7 +1,7 @@
 """Data skew by groups: do a stage's tasks fall into a light group and a heavy group?
 
 **What it measures.** Dr. Elephant's two-group method. For each stage, per-task values are
-reconstructed from the task distribution (the quantile curve is sampled once per task), sorted,
+reconstructed from the task distribution (the quantile curve read once per task), sorted,
 and split into two groups around the mean; the split point is then moved to the midpoint of the
 two group means and the split repeated (two refinements, as Dr. Elephant does). The finding is
 the ratio of the heavier group's mean to the lighter group's mean. It is computed for input
@@ -11,38 +11,61 @@ bytes, shuffle read bytes and task run time.
 that read several times more data than the rest means partitioning is uneven: those tasks set the
 stage's duration and the rest of the cluster waits.
 
-**Gates.** Stages with few tasks are judged leniently (the severity cannot exceed what the task
-count allows), and a stage is skipped when the heavy group's mean is too small to matter.
+**Few tasks.** Stages with few tasks are judged leniently: the severity cannot exceed what the
+task count allows. Every stage is judged however small its data; the finding's cost (the heavy
+group's extra task time) caps its severity.
 
-**How to fix.** Repartition on a better-distributed key, salt hot keys, enable AQE skew-join
-handling (`spark.sql.adaptive.skewJoin.enabled=true`), or rewrite input in evenly sized files.
+**How to fix.** For skewed shuffle reads the finding says why adaptive query execution did not
+split the heavy partitions and which settings would (see Stage skew); for an aggregation or RDD
+code no setting is the fix: salt the hot keys or repartition on a better-distributed key. For
+skewed input, rewrite it in evenly sized files.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import accumulate
 
-from heuristics.appdata import AppData
+from heuristics.appdata import AppData, StageSummary
 from heuristics.params import param
-from heuristics.result import Details, Impact, Outcome, Severity, Thresholds, make_result, no_data
+from heuristics.result import (
+    Details,
+    Impact,
+    Outcome,
+    Setting,
+    Severity,
+    Thresholds,
+    make_result,
+    no_data,
+)
 from heuristics.stats import (
+    TaskCurve,
     approximate_task_values,
     fmt_bytes,
     fmt_ms,
     fmt_ratio,
+    quantile_value,
     round2,
     safe_ratio,
 )
+from heuristics.tuning import ordered_refs, skew_settings
 
 NAME = "data_skew_groups"
 TITLE = "Data skew (two groups)"
 #: Bump when what this heuristic computes changes: only its stored results are redone.
-VERSION = 3  # 2: clearer NONE titles (issue 12); 3: titles name the metric in words
-INPUTS = frozenset({"stages"})
+VERSION = 4  # 2: clearer NONE titles (issue 12); 3: metric in words; 4: no size gates (issue 19)
+INPUTS = frozenset({"jobs", "spark_properties", "spark_version", "stages"})
 
-ADVICE = (
-    "A group of tasks handles several times more than the rest. Repartition on a better key, "
-    "salt hot keys, enable spark.sql.adaptive.skewJoin.enabled, or even out input file sizes."
+ADVICE = "A group of tasks handles several times more than the rest. "
+ADVICE_INPUT = (
+    "The heavy tasks read more input: even out the input file sizes, or repartition after "
+    "reading (no setting splits unsplittable files)."
+)
+ADVICE_TIME = (
+    "The heavy tasks take longer without reading more data: look for expensive rows on "
+    "specific keys or slow hosts."
 )
 
 METRICS = ("input_bytes", "shuffle_read_bytes", "executor_run_time_ms")
@@ -52,8 +75,6 @@ METRIC_WORDS = {
     "shuffle_read_bytes": "shuffle read",
     "executor_run_time_ms": "task run time",
 }
-# Sampling the quantile curve more finely than this adds no information (21 points) but costs time.
-MAX_POINTS = 1000
 
 
 @dataclass(frozen=True)
@@ -72,32 +93,80 @@ class Params:
         1,
         "gate: each of the two groups must hold at least this many tasks (count)",
     )
-    min_heavy_group_mean_bytes: int = param(
-        64 * 1024 * 1024,
-        "gate: skip byte metrics whose heavy group mean is below this (bytes; 64 MiB)",
-    )
-    min_heavy_group_mean_ms: int = param(
-        60 * 1000,
-        "gate: skip task time whose heavy group mean is below this (ms; 60 s)",
-    )
+
+
+#: Up to this many tasks a stage's values are built and split as a list; above it, the split is
+#: computed on the quantile curve (the same values, without building them).
+SAMPLE_UP_TO = 512
 
 
 def two_groups(values: list[float], refinements: int = 2) -> tuple[list[float], list[float]]:
     """Split values into (below, at-or-above) a mean-based split point, refined twice."""
     ordered = sorted(values)
-    middle = sum(ordered) / len(ordered)
-    low, high = _split(ordered, middle)
+    sums = list(accumulate(ordered, initial=0.0))
+    cut = _cut(len(ordered), lambda c: sums[c], lambda m: bisect_left(ordered, m), refinements)
+    return ordered[:cut], ordered[cut:]
+
+
+def _cut(
+    n: int,
+    prefix_sum: Callable[[int], float],
+    count_below: Callable[[float], int],
+    refinements: int = 2,
+) -> int:
+    """How many of ``n`` sorted values form the light group: split at the mean, then at the
+    midpoint of the two group means, ``refinements`` times (Dr. Elephant moves the split by the
+    group means; the midpoint is the 2-means update)."""
+    total = prefix_sum(n)
+    cut = count_below(total / n)
     for _ in range(refinements):
-        if not low or not high:
+        if cut in (0, n):
             break
-        # Dr. Elephant moves the split by the group means; the midpoint is the 2-means update.
-        middle = (sum(low) / len(low) + sum(high) / len(high)) / 2
-        low, high = _split(ordered, middle)
-    return low, high
+        below = prefix_sum(cut)
+        cut = count_below((below / cut + (total - below) / (n - cut)) / 2)
+    return cut
 
 
-def _split(ordered: list[float], middle: float) -> tuple[list[float], list[float]]:
-    return [v for v in ordered if v < middle], [v for v in ordered if v >= middle]
+def _groups(
+    stage: StageSummary, metric: str, params: Params
+) -> tuple[float, float, int, int] | None:
+    """(light mean, heavy mean, light tasks, heavy tasks) of one metric of a stage, its tasks
+    reconstructed from the quantile curve; None when the metric is missing, flat or a group is
+    too small."""
+    dist = stage.distribution
+    assert dist is not None
+    curve = dist.metrics.get(metric)
+    n = stage.num_tasks
+    if not curve or len(curve) != len(dist.quantiles) or n < 2:
+        return None
+    top, bottom = max(curve), min(curve)
+    # The heavy group's mean is at most the largest task's value and the light group's at least
+    # the smallest: a curve whose max/min stays under the low ratio cannot form two groups apart.
+    if top <= 0 or top == bottom or (bottom > 0 and top / bottom < params.group_mean_ratio.low):
+        return None
+    if n <= SAMPLE_UP_TO:
+        values = approximate_task_values(dist, metric, n)
+        sums = list(accumulate(values, initial=0.0))
+        prefix_sum: Callable[[int], float] = sums.__getitem__
+        count_below: Callable[[float], int] = lambda m: bisect_left(values, m)  # noqa: E731
+    else:
+        tasks = TaskCurve(dist, metric, n)
+        prefix_sum, count_below = tasks.prefix_sum, tasks.count_below
+    cut = _cut(n, prefix_sum, count_below)
+    if cut < max(1, params.min_group_size) or n - cut < max(1, params.min_group_size):
+        return None
+    below = prefix_sum(cut)
+    return below / cut, (prefix_sum(n) - below) / (n - cut), cut, n - cut
+
+
+def _extra_time_ms(time: tuple[float, float, int, int] | None) -> tuple[float, float]:
+    """(wall, core) ms the heavy time group costs over the light one: the heavy group's mean
+    excess, once for the stage's wall time and per heavy task for core time."""
+    if time is None:
+        return 0.0, 0.0
+    low_mean, high_mean, _, n_high = time
+    excess = max(0.0, high_mean - low_mean)
+    return excess, excess * n_high
 
 
 def evaluate(app: AppData, params: Params) -> Outcome:
@@ -105,45 +174,40 @@ def evaluate(app: AppData, params: Params) -> Outcome:
     stages = [s for s in app.stages if s.distribution is not None and s.status != "SKIPPED"]
     if not stages:
         return no_data("No task distributions available")
-    worst: tuple[float, str] | None = None
+    worst: tuple[tuple[int, float], str, StageSummary, str] | None = None
     severity_all = Severity.NONE
     rows: list[tuple[object, ...]] = []
+    flagged: dict[tuple[int, int], tuple[tuple[int, float], StageSummary]] = {}
     wall_ms = 0.0
     core_ms = 0.0
     for stage in stages:
-        dist = stage.distribution
-        assert dist is not None
         count_cap = params.num_tasks.severity_of(stage.num_tasks)
+        stage_severity = Severity.NONE
+        time_groups = None
         for metric in METRICS:
-            is_time = metric.endswith("_ms")
-            gate = params.min_heavy_group_mean_ms if is_time else params.min_heavy_group_mean_bytes
-            top = dist.metrics.get(metric)
-            if not top or max(top) < gate:
-                continue  # the heavy group's mean cannot exceed the largest task: skip early
-            values = approximate_task_values(dist, metric, min(stage.num_tasks, MAX_POINTS))
-            if len(values) < 2:
+            groups = _groups(stage, metric, params)
+            if metric == "executor_run_time_ms":
+                time_groups = groups
+            if groups is None:
                 continue
-            low, high = two_groups(values)
-            scale = stage.num_tasks / len(values)
-            n_low, n_high = round(len(low) * scale), round(len(high) * scale)
-            if n_low < max(1, params.min_group_size) or n_high < params.min_group_size:
-                continue
-            low_mean = sum(low) / len(low)
-            high_mean = sum(high) / len(high)
-            if high_mean < gate:
-                continue
+            low_mean, high_mean, n_low, n_high = groups
             ratio = safe_ratio(high_mean, low_mean)
             severity = min(params.group_mean_ratio.severity_of(ratio), count_cap)
-            fmt = fmt_ms if is_time else fmt_bytes
-            if worst is None or ratio > worst[0]:
+            fmt = fmt_ms if metric.endswith("_ms") else fmt_bytes
+            key = (int(severity), ratio)
+            if worst is None or key > worst[0]:
                 worst = (
-                    ratio,
-                    f"Stage {stage.stage_id} {METRIC_WORDS[metric]}: heavy group mean {fmt_ratio(ratio)} light "
-                    f"({fmt(high_mean)} vs {fmt(low_mean)}, {n_high} of {stage.num_tasks} tasks)",
+                    key,
+                    f"Stage {stage.stage_id} {METRIC_WORDS[metric]}: heavy group mean "
+                    f"{fmt_ratio(ratio)} light ({fmt(high_mean)} vs {fmt(low_mean)}, "
+                    f"{n_high} of {stage.num_tasks} tasks)",
+                    stage,
+                    metric,
                 )
             severity_all = max(severity_all, severity)
             if severity == Severity.NONE:
                 continue
+            stage_severity = max(stage_severity, severity)
             rows.append(
                 (
                     stage.stage_id,
@@ -157,14 +221,19 @@ def evaluate(app: AppData, params: Params) -> Outcome:
                     int(severity),
                 )
             )
-            if is_time:
-                wall_ms += high_mean - low_mean
-                core_ms += (high_mean - low_mean) * n_high
+        if stage_severity > Severity.NONE:
+            stage_wall, stage_core = _extra_time_ms(time_groups)
+            wall_ms += stage_wall
+            core_ms += stage_core
+            flagged[(stage.stage_id, stage.attempt_id)] = ((int(stage_severity), stage_wall), stage)
     if worst is None:
-        return no_data(
-            "No stage large enough to judge group skew (heavy group below "
-            f"{fmt_bytes(params.min_heavy_group_mean_bytes)} / "
-            f"{fmt_ms(params.min_heavy_group_mean_ms)})",
+        return no_data("No stage whose tasks differ enough to form two groups")
+    if severity_all == Severity.NONE:
+        # Below every threshold (or too few tasks to matter): say so before the measurement.
+        return make_result(
+            severity=Severity.NONE,
+            value=worst[0][1],
+            title=f"No group skew of concern; largest: {worst[1][0].lower()}{worst[1][1:]}",
         )
     details = Details(
         (
@@ -181,22 +250,36 @@ def evaluate(app: AppData, params: Params) -> Outcome:
         tuple(rows),
     )
     impact = Impact(
-        wall_seconds=wall_ms / 1000 if wall_ms else None,
-        core_hours=core_ms / 3_600_000 if core_ms else None,
+        wall_seconds=wall_ms / 1000,
+        core_hours=core_ms / 3_600_000,
         formula=(
-            "from task run time only: wall = Σ (heavy − light group mean); core-hours = Σ heavy "
-            "group tasks × (heavy − light mean), the extra work an even split would avoid"
+            "from task run time of the flagged stages: wall = Σ (heavy − light group mean); "
+            "core-hours = Σ heavy group tasks × (heavy − light mean), the extra work an even "
+            "split would avoid"
         ),
     )
-    title = worst[1]
-    if severity_all == Severity.NONE:
-        # Below every threshold (or too few tasks to matter): say so before the measurement.
-        title = f"No group skew of concern; largest: {title[0].lower()}{title[1:]}"
+    conf, advice = _fix(app, worst[2], worst[3])
     return make_result(
         severity=severity_all,
-        value=worst[0],
-        title=title,
+        value=worst[0][1],
+        title=worst[1],
         details=details,
-        advice=ADVICE,
+        advice=advice,
         impact=impact,
+        conf=conf,
+        stages=ordered_refs(flagged.values()),
     )
+
+
+def _fix(app: AppData, stage: StageSummary, metric: str) -> tuple[tuple[Setting, ...], str]:
+    """Settings and advice for the worst stage, by the metric that is skewed."""
+    if metric == "input_bytes":
+        return (), ADVICE + ADVICE_INPUT
+    if metric == "executor_run_time_ms":
+        return (), ADVICE + ADVICE_TIME
+    dist = stage.distribution
+    assert dist is not None
+    largest = quantile_value(dist, metric, 1.0) or 0.0
+    median = quantile_value(dist, metric, 0.5) or 0.0
+    conf, why = skew_settings(app, largest, median)
+    return conf, ADVICE + why

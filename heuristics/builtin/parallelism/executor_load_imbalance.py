@@ -2,7 +2,8 @@
 
 **What it measures.** Across the executors that ran tasks, the ratio between the busiest
 executor and the median executor for task time, input bytes and shuffle read bytes. It needs at
-least two executors and a minimum amount of work.
+least two executors. The cost is the task time the other executors could have taken over from
+the busiest one (its excess over each of theirs), which caps the severity.
 
 **Why it matters.** When one executor does several times the median's work, the others finish
 early and idle. Common causes: data locality pulling tasks to the hosts that store the input,
@@ -27,7 +28,7 @@ from heuristics.stats import fmt_bytes, fmt_ms, fmt_ratio, median, round2, safe_
 NAME = "executor_load_imbalance"
 TITLE = "Executor load imbalance"
 #: Bump when what this heuristic computes changes: only its stored results are redone.
-VERSION = 3  # 2: local-mode wording (issue 12); 3: titles name the metric in words
+VERSION = 4  # 2: local-mode wording (issue 12); 3: metric in words; 4: no size gates (issue 19)
 INPUTS = frozenset({"executors"})
 
 #: How a title names each measure (the details table keeps the keys, labelled by the web layer).
@@ -53,15 +54,7 @@ class Params:
     )
     min_executors: int = param(
         2,
-        "gate: fewer executors than this are not judged (count)",
-    )
-    min_max_executor_time_ms: int = param(
-        30 * 60 * 1000,
-        "gate: task time is not judged when the busiest executor ran less than this (ms; 30 min)",
-    )
-    min_max_executor_bytes: int = param(
-        1024 * 1024 * 1024,
-        "gate: bytes are not judged when the busiest executor read less than this (bytes; 1 GiB)",
+        "fewer executors than this are not compared (count; at least 2)",
     )
 
 
@@ -76,23 +69,17 @@ def evaluate(app: AppData, params: Params) -> Outcome:
             ran = f"only {len(execs)} executors ran tasks"
         return no_data(f"Nothing to compare: {ran}; at least {need} needed")
     metrics = (
-        ("task_time_ms", lambda e: e.total_duration_ms, params.min_max_executor_time_ms, fmt_ms),
-        ("input_bytes", lambda e: e.total_input_bytes, params.min_max_executor_bytes, fmt_bytes),
-        (
-            "shuffle_read_bytes",
-            lambda e: e.total_shuffle_read_bytes,
-            params.min_max_executor_bytes,
-            fmt_bytes,
-        ),
+        ("task_time_ms", lambda e: e.total_duration_ms, fmt_ms),
+        ("input_bytes", lambda e: e.total_input_bytes, fmt_bytes),
+        ("shuffle_read_bytes", lambda e: e.total_shuffle_read_bytes, fmt_bytes),
     )
     severity_all = Severity.NONE
     worst: tuple[float, str] | None = None
     rows = []
-    impact = None
-    for metric, getter, gate, fmt in metrics:
+    for metric, getter, fmt in metrics:
         values = [float(getter(e)) for e in execs]
         top = max(values)
-        if top < max(1, gate):
+        if top <= 0:
             continue
         med = median(values)
         ratio = safe_ratio(top, med)
@@ -116,21 +103,27 @@ def evaluate(app: AppData, params: Params) -> Outcome:
                 int(severity),
             )
         )
-        if metric == "task_time_ms" and severity > Severity.NONE:
-            # Task time already counts core-time, so the gap to the busiest is idle core-time.
-            idle_core_ms = sum(top - getter(e) for e in execs)
-            impact = Impact(
-                wall_seconds=(top - med) / 1000 / max(1, busiest.total_cores),
-                core_hours=idle_core_ms / 3_600_000,
-                formula=(
-                    "wall = (busiest − median executor task time) ÷ busiest executor's cores; "
-                    "core-hours = Σ executors (busiest − own task time), capacity left waiting"
-                ),
-            )
     if worst is None:
-        return no_data("Executors did too little work to judge their balance")
-    if impact is None:
-        impact = Impact(None, None, "imbalance in bytes only; time cost cannot be estimated")
+        return no_data("Executors ran no tasks to compare")
+    if severity_all == Severity.NONE:
+        return make_result(
+            severity=Severity.NONE,
+            value=worst[0],
+            title=f"Work evenly spread; largest: {worst[1][0].lower()}{worst[1][1:]}",
+        )
+    # Task time already counts core-time, so the gap to the busiest is idle core-time; an
+    # imbalance in bytes alone costs whatever task time it caused.
+    times = [float(e.total_duration_ms) for e in execs]
+    top_time = max(times)
+    busiest = execs[times.index(top_time)]
+    impact = Impact(
+        wall_seconds=(top_time - median(times)) / 1000 / max(1, busiest.total_cores),
+        core_hours=sum(top_time - t for t in times) / 3_600_000,
+        formula=(
+            "wall = (busiest − median executor task time) ÷ busiest executor's cores; "
+            "core-hours = Σ executors (busiest − own task time), capacity left waiting"
+        ),
+    )
     details = Details(
         ("metric", "executors", "median", "max", "ratio", "busiest_executor", "severity"),
         tuple(rows),

@@ -1,8 +1,9 @@
 """Shuffle fetch wait: time tasks spent blocked waiting for shuffle data.
 
 **What it measures.** For stages that read shuffle data, `shuffle fetch wait time / executor run
-time` (both summed over the stage's tasks). Stages with little task time or little shuffle data
-are not judged.
+time` (both summed over the stage's tasks), for every stage that read shuffle data. The waiting
+time (core-hours, and that over the task slots for wall time) caps the severity, so a short
+stage is at most a LOW note.
 
 **Why it matters.** While a task waits for remote shuffle blocks, its core does nothing. A high
 share points at an overloaded network, busy or lost executors serving blocks, a slow external
@@ -22,11 +23,12 @@ from heuristics.appdata import AppData
 from heuristics.params import param
 from heuristics.result import Details, Impact, Outcome, Severity, Thresholds, make_result, no_data
 from heuristics.stats import fmt_bytes, fmt_ms, round2, safe_ratio, total_task_cores
+from heuristics.tuning import ordered_refs
 
 NAME = "shuffle_fetch_wait"
 TITLE = "Shuffle fetch wait"
 #: Bump when what this heuristic computes changes: only its stored results are redone.
-VERSION = 1
+VERSION = 2  # 2: no size gates (severity capped by cost), stages (issue 19)
 INPUTS = frozenset({"executors", "stages"})
 
 ADVICE = (
@@ -44,14 +46,6 @@ class Params:
         Thresholds(0.1, 0.2, 0.3, 0.5),
         "shuffle fetch wait time / executor run time of a stage (ratio; ascending)",
     )
-    min_stage_run_time_ms: int = param(
-        10 * 60 * 1000,
-        "gate: stages with less summed task run time are not judged (ms; 10 min)",
-    )
-    min_shuffle_read_bytes: int = param(
-        256 * 1024 * 1024,
-        "gate: stages reading less shuffle data are not judged (bytes; 256 MiB)",
-    )
 
 
 def evaluate(app: AppData, params: Params) -> Outcome:
@@ -64,11 +58,9 @@ def evaluate(app: AppData, params: Params) -> Outcome:
     worst: tuple[float, str] | None = None
     rows = []
     wait_ms = 0
+    flagged = []
     for stage in readers:
-        if (
-            stage.executor_run_time_ms < max(1, params.min_stage_run_time_ms)
-            or stage.shuffle_read_bytes < params.min_shuffle_read_bytes
-        ):
+        if stage.executor_run_time_ms <= 0:
             continue
         ratio = safe_ratio(stage.shuffle_fetch_wait_ms, stage.executor_run_time_ms)
         severity = params.fetch_wait_ratio.severity_of(ratio)
@@ -93,11 +85,14 @@ def evaluate(app: AppData, params: Params) -> Outcome:
             )
         )
         wait_ms += stage.shuffle_fetch_wait_ms
+        flagged.append(((int(severity), stage.shuffle_fetch_wait_ms), stage))
     if worst is None:
-        return no_data(
-            f"No shuffle-reading stage large enough to judge (needs ≥ "
-            f"{fmt_ms(params.min_stage_run_time_ms)} task time and "
-            f"{fmt_bytes(params.min_shuffle_read_bytes)} read)",
+        return no_data("No shuffle-reading stage ran tasks")
+    if severity_all == Severity.NONE:
+        return make_result(
+            severity=Severity.NONE,
+            value=worst[0],
+            title=f"No shuffle fetch wait of concern; largest: {worst[1][0].lower()}{worst[1][1:]}",
         )
     impact = Impact(
         wall_seconds=wait_ms / 1000 / slots,
@@ -115,4 +110,5 @@ def evaluate(app: AppData, params: Params) -> Outcome:
         details=details,
         advice=ADVICE,
         impact=impact,
+        stages=ordered_refs(flagged),
     )

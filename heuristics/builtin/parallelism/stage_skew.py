@@ -1,8 +1,10 @@
 """Stage skew: the slowest task of a stage against its median task.
 
-**What it measures.** For every stage long enough to matter, the ratio between the longest
-task's executor run time and the median task's run time, read from the stage's task
-distribution (the History Server's task summary).
+**What it measures.** For every stage, the ratio between the longest task's executor run time and
+the median task's run time, read from the stage's task distribution (the History Server's task
+summary). Every stage is judged, however short: the finding's cost (the straggler's excess over
+the median, and the task slots idle meanwhile) caps its severity, so a 35 s straggler in a 44 s
+application is a LOW note and the same pattern costing an hour is CRITICAL.
 
 **Why it matters.** A stage ends only when its last task ends. When one task runs many times
 longer than the median, all other task slots sit idle while that straggler finishes: the stage
@@ -13,20 +15,26 @@ median task, the data is skewed (a few keys or files hold most of the rows). Whe
 even but time is not, the skew is in the computation (expensive rows, a slow host, GC).
 
 **How to fix.**
-- Data skew: enable adaptive query execution skew-join handling
-  (`spark.sql.adaptive.enabled=true`, `spark.sql.adaptive.skewJoin.enabled=true`), salt hot
-  keys before a join or aggregation, or broadcast the smaller side of a join.
-- Unsplittable or oversized input files: repartition after reading, or rewrite the input in
-  evenly sized files.
+- Shuffle data skew in a DataFrame/SQL join: the finding says why adaptive query execution (AQE)
+  did not split the skewed partition and which settings would let it: AQE off, skew-join
+  handling off (on by default since Spark 3.0, AQE itself since 3.2), the partition below
+  `spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes` (256 MiB by default) or not above
+  `skewedPartitionFactor` (5) times the median, or smaller than two pieces of
+  `spark.sql.adaptive.advisoryPartitionSizeInBytes` (64 MiB), the size AQE cuts it into.
+- AQE splits skewed partitions of sort-merge joins only: for an aggregation or RDD code no
+  setting is the fix. Salt the hot key (append a random suffix and aggregate twice), or
+  repartition on a better-distributed key.
+- Input skew (uneven or unsplittable files): repartition after reading, or rewrite the input in
+  evenly sized, splittable files.
 - Compute skew: look for expensive per-row work on specific keys, and check whether the slow
-  tasks ran on one host (speculation, `spark.speculation=true`, can hide a bad node).
+  tasks ran on one host (`spark.speculation=true` can hide a bad node).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from heuristics.appdata import AppData
+from heuristics.appdata import AppData, StageSummary
 from heuristics.params import param
 from heuristics.result import Details, Impact, Outcome, Severity, Thresholds, make_result, no_data
 from heuristics.stats import (
@@ -35,20 +43,25 @@ from heuristics.stats import (
     quantile_value,
     round2,
     safe_ratio,
-    stage_duration_ms,
     total_task_cores,
 )
+from heuristics.tuning import ordered_refs, skew_settings
 
 NAME = "stage_skew"
 TITLE = "Stage skew"
 #: Bump when what this heuristic computes changes: only its stored results are redone.
-VERSION = 1
-INPUTS = frozenset({"executors", "stages"})
+VERSION = 2  # 2: no size gates (severity capped by cost), AQE settings, stages (issue 19)
+INPUTS = frozenset({"executors", "jobs", "spark_properties", "spark_version", "stages"})
 
-ADVICE = (
-    "Stragglers keep the other task slots idle. For data skew enable AQE skew-join handling "
-    "(spark.sql.adaptive.skewJoin.enabled), salt hot keys or broadcast the small side of the "
-    "join; for compute skew look for expensive rows or a slow host."
+ADVICE_COMPUTE = (
+    "The straggler read about as much data as the other tasks: the skew is in the computation. "
+    "Look for expensive rows on specific keys or a slow host (spark.speculation=true re-runs "
+    "slow tasks elsewhere)."
+)
+ADVICE_INPUT = (
+    "The straggler read much more input than the median task: input files are uneven or "
+    "unsplittable (gzip). No setting splits them: repartition after reading, or rewrite the "
+    "input in evenly sized, splittable files."
 )
 
 
@@ -59,14 +72,6 @@ class Params:
     task_time_ratio: Thresholds = param(
         Thresholds(2.0, 4.0, 8.0, 16.0),
         "max task run time / median task run time of a stage (ratio; ascending)",
-    )
-    min_stage_duration_ms: int = param(
-        5 * 60 * 1000,
-        "gate: stages shorter than this wall time are not judged (ms; 5 min)",
-    )
-    min_max_task_ms: int = param(
-        60 * 1000,
-        "gate: stages whose longest task is shorter than this are not judged (ms; 60 s)",
     )
     data_skew_bytes_ratio: float = param(
         2.0,
@@ -81,43 +86,42 @@ def evaluate(app: AppData, params: Params) -> Outcome:
         return no_data("No task distributions available")
     slots = total_task_cores(app)
     judged = 0
-    worst_ratio: float | None = None
-    worst_title = ""
+    worst: tuple[Severity, float, float, str, StageSummary] | None = None
     worst_severity = Severity.NONE
     rows: list[tuple[object, ...]] = []
+    flagged: list[tuple[tuple[int, float], StageSummary, str, float, float]] = []
     wall_ms = 0.0
     core_ms = 0.0
     for stage in with_dist:
         dist = stage.distribution
         assert dist is not None
-        duration = stage_duration_ms(stage)
-        if duration is None or duration < params.min_stage_duration_ms:
-            continue
         key = "executor_run_time_ms" if "executor_run_time_ms" in dist.metrics else "duration_ms"
         med = quantile_value(dist, key, 0.5)
         top = quantile_value(dist, key, 1.0)
-        if med is None or top is None or top < params.min_max_task_ms:
+        if med is None or top is None or top <= 0:
             continue
         judged += 1
         ratio = safe_ratio(top, med)
         severity = params.task_time_ratio.severity_of(ratio)
-        if worst_ratio is None or ratio > worst_ratio:
-            worst_ratio = ratio
-            worst_title = (
+        straggler_ms = top - med
+        if worst is None or (severity, straggler_ms, ratio) > worst[:3]:
+            title = (
                 f"Stage {stage.stage_id} max task {fmt_ratio(ratio)} median "
                 f"({fmt_ms(top)} vs {fmt_ms(med)})"
             )
+            worst = (severity, straggler_ms, ratio, title, stage)
         worst_severity = max(worst_severity, severity)
         if severity == Severity.NONE:
             continue
-        byte_ratios = []
+        byte_ratios: list[float | None] = []
         for byte_key in ("input_bytes", "shuffle_read_bytes"):
             b_med = quantile_value(dist, byte_key, 0.5)
             b_max = quantile_value(dist, byte_key, 1.0)
             byte_ratios.append(
                 None if b_med is None or b_max is None or b_max <= 0 else safe_ratio(b_max, b_med)
             )
-        is_data = any(r is not None and r >= params.data_skew_bytes_ratio for r in byte_ratios)
+        skewed = [r is not None and r >= params.data_skew_bytes_ratio for r in byte_ratios]
+        cause = "shuffle data skew" if skewed[1] else "input skew" if skewed[0] else "compute skew"
         rows.append(
             (
                 stage.stage_id,
@@ -127,17 +131,20 @@ def evaluate(app: AppData, params: Params) -> Outcome:
                 round2(ratio),
                 None if byte_ratios[0] is None else round2(byte_ratios[0]),
                 None if byte_ratios[1] is None else round2(byte_ratios[1]),
-                "data skew" if is_data else "compute skew",
+                "compute skew" if cause == "compute skew" else "data skew",
                 int(severity),
             )
         )
-        straggler_ms = top - med
+        flagged.append(((int(severity), straggler_ms), stage, cause, med, top))
         wall_ms += straggler_ms
         core_ms += straggler_ms * max(0, min(slots, stage.num_tasks) - 1)
-    if judged == 0:
-        return no_data(
-            f"No stage long enough to judge skew (needs ≥ {fmt_ms(params.min_stage_duration_ms)} "
-            f"and a task ≥ {fmt_ms(params.min_max_task_ms)})",
+    if judged == 0 or worst is None:
+        return no_data("No stage with task times to compare")
+    if worst_severity == Severity.NONE:
+        return make_result(
+            severity=Severity.NONE,
+            value=worst[2],
+            title=f"No stage skew; largest: {worst[3][0].lower()}{worst[3][1:]}",
         )
     details = Details(
         (
@@ -161,11 +168,32 @@ def evaluate(app: AppData, params: Params) -> Outcome:
             "(task slots − 1) left idle while the straggler runs"
         ),
     )
+    conf, advice = _fix(app, max(flagged, key=lambda f: f[0]))
     return make_result(
         severity=worst_severity,
-        value=worst_ratio,
-        title=worst_title,
+        value=worst[2],
+        title=worst[3],
         details=details,
-        advice=ADVICE,
+        advice=advice,
         impact=impact,
+        conf=conf,
+        stages=ordered_refs((f[0], f[1]) for f in flagged),
     )
+
+
+def _fix(
+    app: AppData, worst: tuple[tuple[int, float], StageSummary, str, float, float]
+) -> tuple[tuple[tuple[str, str], ...], str]:
+    """Settings and advice for the worst skewed stage, by its cause."""
+    _, stage, cause, _, _ = worst
+    lead = f"Stage {stage.stage_id}'s straggler keeps the other task slots idle. "
+    if cause == "compute skew":
+        return (), lead + ADVICE_COMPUTE
+    if cause == "input skew":
+        return (), lead + ADVICE_INPUT
+    dist = stage.distribution
+    assert dist is not None
+    largest = quantile_value(dist, "shuffle_read_bytes", 1.0) or 0.0
+    median = quantile_value(dist, "shuffle_read_bytes", 0.5) or 0.0
+    conf, why = skew_settings(app, largest, median)
+    return conf, lead + why

@@ -14,7 +14,7 @@ from typing import Any
 
 from sparkscope.advisor.predict import classaware, rolling
 from sparkscope.advisor.predict.regimes import EXTRAPOLATION, INTERPOLATION, NEW_KEY, REGIMES
-from sparkscope.advisor.predict.rolling import Point
+from sparkscope.advisor.predict.rolling import PredictedRun
 
 #: Residuals of other runs kept for keys with too few of their own (the conformal fallback).
 POOL = 500
@@ -40,7 +40,7 @@ class KeyResult:
 
     key: str
     runs: list[Run]
-    points: list[Point | None] = field(default_factory=list)
+    points: list[PredictedRun | None] = field(default_factory=list)
     forecasts: list[tuple[float, float, float] | None] = field(default_factory=list)
 
 
@@ -133,7 +133,7 @@ def _ape(actual: float, predicted: float | None) -> float | None:
 
 
 #: (actual duration, point, served forecast) of one scored run.
-Scored = tuple[float, Point, "tuple[float, float, float] | None"]
+Scored = tuple[float, PredictedRun, "tuple[float, float, float] | None"]
 
 
 def scored_runs(

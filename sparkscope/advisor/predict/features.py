@@ -21,6 +21,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from sparkscope.advisor.predict.iterations import iterations
+from sparkscope.saferegex import admitted
 
 #: Spark settings whose change is reported as a cause and that enter the models.
 KEY_SETTINGS = (
@@ -69,6 +70,8 @@ _LOCAL = re.compile(r"^local\[(\d+|\*)(?:,\d+)?\]$")
 _DATE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 _DIGITS = re.compile(r"\d+")
+#: A whole number as Spark writes one ('²' is a digit to str.isdigit, not to int).
+_ASCII_DIGITS = re.compile(r"[0-9]{1,18}")
 #: Stages kept per run for the per-stage causes of a regression.
 MAX_STAGES = 40
 EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
@@ -86,10 +89,13 @@ def parse_size(text: str | None, default_unit: str = "") -> float | None:
 
 
 def recurring_key(name: str, patterns: Sequence[str] = ()) -> str:
-    """The application name with every normalisation regex removed, whitespace collapsed."""
+    """The application name with every normalisation regex removed, whitespace collapsed.
+
+    Each pattern runs as :mod:`sparkscope.saferegex` admits it: a pattern whose worst case is
+    superlinear rewrites only the first ``limit`` characters of a very long name."""
     out = name
     for p in patterns:
-        out = re.sub(p, "", out)
+        out = admitted(p).sub("", out)
     out = " ".join(out.split())
     return out or name
 
@@ -216,7 +222,7 @@ def run_features(
         "executor_memory_bytes": parse_size(spark.get("spark.executor.memory"), "m") or 1 << 30,
         "shuffle_partitions": float(
             int(spark.get("spark.sql.shuffle.partitions", "200") or 200)
-            if spark.get("spark.sql.shuffle.partitions", "200").strip().isdigit()
+            if _ASCII_DIGITS.fullmatch(spark.get("spark.sql.shuffle.partitions", "200").strip())
             else 200
         ),
         "aqe": 1.0 if aqe else 0.0,

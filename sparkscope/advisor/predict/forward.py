@@ -24,7 +24,7 @@ from sparkscope.advisor.predict import rolling
 from sparkscope.advisor.predict.backtest import Run
 from sparkscope.advisor.predict.features import NUMERIC
 from sparkscope.advisor.predict.regimes import REGIMES
-from sparkscope.advisor.predict.rolling import Point
+from sparkscope.advisor.predict.rolling import PredictedRun
 
 INPUT = NUMERIC.index("input_bytes")
 
@@ -35,7 +35,7 @@ class ForwardRun:
 
     key: str
     run: Run
-    point: Point
+    point: PredictedRun
 
 
 def forward_split(
@@ -77,7 +77,7 @@ class _Half:
         # forecasts see a series in this order (they are not scored here).
         self.t = np.arange(n, dtype=float)
         self.ok = np.ones(n, dtype=bool)
-        self.points: list[Point | None] = []
+        self.points: list[PredictedRun | None] = []
         if not self.test:
             return
         for i in range(self.half):

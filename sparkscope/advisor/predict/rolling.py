@@ -49,7 +49,7 @@ NEW_KEY_RUNS = 5
 
 
 @dataclass
-class Point:
+class PredictedRun:
     """The outcome for one run: every candidate's prediction and what serves."""
 
     predictions: dict[str, float]
@@ -119,7 +119,7 @@ class Scored:
 
 
 def _recent(
-    points: Sequence[Point | None], y: Any, ok: Any, i: int, runs: int, forecast_: bool
+    points: Sequence[PredictedRun | None], y: Any, ok: Any, i: int, runs: int, forecast_: bool
 ) -> list[Scored]:
     """The latest ``runs`` successful runs before ``i`` that have a point, newest first."""
     out: list[Scored] = []
@@ -147,19 +147,19 @@ def predict_run(
     ok: Any,
     t: Any,
     i: int,
-    points: Sequence[Point | None],
+    points: Sequence[PredictedRun | None],
     level: float,
     pooled: Pools = (),
     pooled_forecast: Sequence[float] = (),
     extra: Mapping[str, float] | None = None,
     min_history: int = NEW_KEY_RUNS,
-) -> Point:
+) -> PredictedRun:
     """Predict run ``i`` (and forecast it as the next run) from the runs before it; a key with
     fewer than ``min_history`` training runs is in the new-key regime. ``pooled``: other runs'
     log residuals, each divided by its run's difficulty (the conformal fallback), per regime
     (see ``pool_for``)."""
     idx = _training(ok, i)
-    point = Point(predictions={}, n_train=len(idx))
+    point = PredictedRun(predictions={}, n_train=len(idx))
     if len(idx) == 0:
         return point
     options = candidates.OPTIONS
@@ -190,7 +190,7 @@ def predict_run(
 
 
 def _serve(
-    point: Point,
+    point: PredictedRun,
     recent: Sequence[Scored],
     level: float,
     pooled: Sequence[float],
@@ -213,7 +213,9 @@ def _serve(
     )
 
 
-def _widen(point: Point, recent: Sequence[Scored], level: float, pooled: Sequence[float]) -> None:
+def _widen(
+    point: PredictedRun, recent: Sequence[Scored], level: float, pooled: Sequence[float]
+) -> None:
     """Span the interval of the served line's other form too beyond the range (continued with
     the elasticity its history shows): the two agree inside the range and part outside it, and
     either may be right."""
@@ -227,7 +229,9 @@ def _widen(point: Point, recent: Sequence[Scored], level: float, pooled: Sequenc
     point.high = max(point.high if point.high is not None else high, high)
 
 
-def _forecast_model(point: Point, points: Sequence[Point | None], y: Any, ok: Any, i: int) -> str:
+def _forecast_model(
+    point: PredictedRun, points: Sequence[PredictedRun | None], y: Any, ok: Any, i: int
+) -> str:
     default = DEFAULT_FORECAST if DEFAULT_FORECAST in point.forecasts else "ewma"
     point.recent_forecast_errors = [
         s.errors for s in _recent(points, y, ok, i, RESIDUAL_RUNS, True)
@@ -236,8 +240,8 @@ def _forecast_model(point: Point, points: Sequence[Point | None], y: Any, ok: An
 
 
 def forecast_interval(
-    point: Point,
-    points: Sequence[Point | None],
+    point: PredictedRun,
+    points: Sequence[PredictedRun | None],
     y: Any,
     ok: Any,
     i: int,
@@ -286,7 +290,7 @@ def next_forecast(
     y: Any,
     ok: Any,
     t: Any,
-    points: Sequence[Point | None],
+    points: Sequence[PredictedRun | None],
     level: float,
     pooled: Sequence[float] = (),
 ) -> tuple[float, float, float, str] | None:
@@ -295,7 +299,7 @@ def next_forecast(
     idx = _training(ok, n)
     if len(idx) == 0:
         return None
-    point = Point(predictions={}, forecasts=forecast.candidates(X[idx], y[idx], t[idx]))
+    point = PredictedRun(predictions={}, forecasts=forecast.candidates(X[idx], y[idx], t[idx]))
     point.forecast_model = _forecast_model(point, points, y, ok, n)
     out = forecast_interval(point, points, y, ok, n, level, pooled)
     return None if out is None else (*out, point.forecast_model)
@@ -305,7 +309,7 @@ def next_basis(
     X: Any,
     y: Any,
     ok: Any,
-    points: Sequence[Point | None],
+    points: Sequence[PredictedRun | None],
     level: float,
     pooled: Pools = (),
     min_history: int = NEW_KEY_RUNS,

@@ -206,7 +206,6 @@ def _few_runs(X: Any, y: Any, work: Any, size_col: int | None) -> WorkLine:
 
 def fit(X: Any, y: Any, sublinear: bool = True) -> WorkLine:
     """The work line of the training runs ``X``, ``y`` (see the module docstring)."""
-    import numpy as np
 
     work = y - X[:, STARTUP]
     n = len(y)

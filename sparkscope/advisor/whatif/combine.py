@@ -24,7 +24,7 @@ from typing import Any
 from sparkscope.advisor.whatif.calibrate import HistoryModel, Overheads, interval_halfwidth
 from sparkscope.advisor.whatif.prior import MAX_BASES, ClusterPrior
 from sparkscope.advisor.whatif.simulate import simulate_sizes
-from sparkscope.advisor.whatif.stageplan import Plan
+from sparkscope.advisor.whatif.stageplan import StagePlan
 
 
 @dataclass
@@ -48,7 +48,7 @@ class Calibration:
             return self.prior.task_scale(slots_to, slots_from)
         return self.overheads.task_scale(slots_to, slots_from)
 
-    def startup_ms(self, executors: float, plan: Plan) -> float | None:
+    def startup_ms(self, executors: float, plan: StagePlan) -> float | None:
         if self.overheads.startup is None and self.prior is not None:
             return self.prior.startup_ms(executors, plan.startup_ms, plan.app.executors)
         return self.overheads.startup_ms(executors)
@@ -124,7 +124,7 @@ def _mse(r: Sequence[float]) -> float:
 
 
 @dataclass(frozen=True)
-class Point:
+class SizeEstimate:
     """One predicted size."""
 
     executors: int
@@ -138,25 +138,25 @@ class Point:
 
 
 def predict(
-    plan: Plan,
+    plan: StagePlan,
     cal: Calibration,
     executors: int,
     cores: int | None = None,
     input_bytes: float | None = None,
     base_input_bytes: float | None = None,
-) -> Point:
+) -> SizeEstimate:
     """Predicted duration of the application at ``executors`` x ``cores``."""
     return predict_many(plan, cal, [executors], cores, input_bytes, base_input_bytes)[0]
 
 
 def predict_many(
-    plan: Plan,
+    plan: StagePlan,
     cal: Calibration,
     executors: Sequence[int],
     cores: int | None = None,
     input_bytes: float | None = None,
     base_input_bytes: float | None = None,
-) -> list[Point]:
+) -> list[SizeEstimate]:
     """`predict` for several executor counts (one walk of the stage graph)."""
     app = plan.app
     c = cores or app.cores or 1
@@ -194,7 +194,7 @@ def predict_many(
         low = max(floor, value * (1 - q))
         high = max(low, value * (1 + q))
         out.append(
-            Point(
+            SizeEstimate(
                 executors=n,
                 cores=c,
                 predicted_ms=value,

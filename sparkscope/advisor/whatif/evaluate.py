@@ -1,4 +1,4 @@
-"""Accuracy of the what-if and of sizing on recorded runs (the figures the README quotes).
+"""Accuracy of the what-if and of sizing on recorded runs (the figures docs/dev/models.md quotes).
 
 Input: runs as `sparkscope.whatif.calibration.history_runs` gives them (size, input, duration, work,
 start-up, plan), for one or more application names. Every figure is out of sample: the run

@@ -34,7 +34,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from sparkscope.advisor.whatif.stageplan import AppRun, Plan, StageRun, prepare_plan
+from sparkscope.advisor.whatif.limits import check_budget
+from sparkscope.advisor.whatif.stageplan import AppRun, StagePlan, StageRun, prepare_plan
 
 #: Beyond this many waves a stage's body is treated as fluid work (its tail stays task by task).
 FLUID_WAVES = 8
@@ -65,48 +66,105 @@ def _waves(tasks: Any, slots: int) -> Any:
 
 
 def makespans(
-    plan: Plan, slots: list[int] | int, input_scale: float = 1.0, task_scale: float = 1.0
+    plan: StagePlan, slots: list[int] | int, input_scale: float = 1.0, task_scale: float = 1.0
 ) -> list[float]:
-    """Wall time of every stage's tasks on its slots (idle at its release)."""
+    """Wall time of every stage's tasks on its slots (idle at its release). With more input,
+    scan stages get more tasks of the same length (their tasks repeated), the others longer
+    tasks; with less, scan stages get fewer tasks."""
     import numpy as np
 
     n = len(plan.app.stages)
     out = np.zeros(n)
     per_stage = np.full(n, slots, dtype=int) if isinstance(slots, int) else np.asarray(slots)
     for b in plan.buckets:
+        check_budget()
         tasks = b.tasks
-        if input_scale != 1.0:
-            width = tasks.shape[1]
-            wide = np.tile(tasks, (1, math.ceil(input_scale)))[
-                :, : max(1, round(width * input_scale))
-            ]
-            longer = tasks * input_scale
-            # Scan stages get more tasks of the same length, the others longer tasks.
-            tasks = (
-                np.where(b.scan[:, None], wide[:, :width], longer)
-                if wide.shape[1] == width
-                else None
-            )
-            if tasks is None:
-                spans_scan = _by_slots(wide[b.scan], per_stage[b.index[b.scan]])
-                spans_other = _by_slots(longer[~b.scan], per_stage[b.index[~b.scan]])
-                out[b.index[b.scan]] = spans_scan
-                out[b.index[~b.scan]] = spans_other
-                continue
-        out[b.index] = _by_slots(tasks, per_stage[b.index])
+        if input_scale == 1.0:
+            out[b.index] = _by_slots(tasks, per_stage[b.index])
+            continue
+        width = max(1, round(tasks.shape[1] * input_scale))
+        scan, other = b.scan, ~b.scan
+        out[b.index[scan]] = _by_slots(tasks[scan], per_stage[b.index[scan]], width)
+        out[b.index[other]] = _by_slots(tasks[other] * input_scale, per_stage[b.index[other]])
     return list(out * task_scale)
 
 
-def _by_slots(tasks: Any, slots: Any) -> Any:
+def work_cells(
+    plan: StagePlan, executors: list[int], cores: int | None = None, input_scale: float = 1.0
+) -> int:
+    """What simulating these sizes costs, in task cells: per size and stage, the tasks (or the
+    slots of the waves built one by one, when fewer) a wave pass goes over. The measure of a
+    request's work (:class:`~sparkscope.advisor.whatif.limits.Limits`), before doing it."""
+    import numpy as np
+
+    c = cores or plan.app.cores or 1
+    slots = np.maximum(1, np.asarray(executors, dtype=np.int64) * c)
+    built = (FLUID_WAVES + 2) * slots
+    total = 0
+    for b in plan.buckets:
+        width = b.tasks.shape[1]
+        wide = max(1, round(width * input_scale))
+        scan = int(b.scan.sum())
+        total += scan * int(np.minimum(wide, built).sum())
+        total += (len(b.index) - scan) * int(np.minimum(width, built).sum())
+    return total
+
+
+#: Rows of a task matrix simulated at once: bounds the slot matrix a wave sorts (cells).
+_CHUNK_CELLS = 1 << 21
+
+
+def _by_slots(tasks: Any, slots: Any, width: int | None = None) -> Any:
+    """Makespan of each row on its slot count; ``width``: the row's tasks repeated up to that
+    many (or cut to it), without building the longer rows."""
     import numpy as np
 
     out = np.zeros(tasks.shape[0])
     if tasks.shape[0] == 0:
         return out
-    for p in np.unique(slots):
-        rows = slots == p
-        out[rows] = _waves(tasks[rows], int(p))
+    for count in np.unique(slots):
+        rows = np.flatnonzero(slots == count)
+        n = int(count)
+        cells = max(1, min(width or tasks.shape[1], FLUID_WAVES * n) + 2 * n)
+        step = max(1, _CHUNK_CELLS // cells)
+        for i in range(0, len(rows), step):
+            check_budget()
+            chunk = rows[i : i + step]
+            out[chunk] = _repeated_waves(tasks[chunk], n, width)
     return out
+
+
+def _repeated_waves(tasks: Any, slots: int, width: int | None) -> Any:
+    """`_waves` of each row repeated (or cut) to ``width`` tasks, building at most the part
+    that is not fluid work."""
+    import numpy as np
+
+    own = tasks.shape[1]
+    if width is None or width == own:
+        return _waves(tasks, slots)
+    if width < own:
+        return _waves(tasks[:, :width], slots)
+    if slots <= 1:
+        return _repeated_sums(tasks, width)
+    if width <= slots:
+        return tasks.max(axis=1)
+    if math.ceil(width / slots) <= FLUID_WAVES:
+        return _waves(tasks[:, np.arange(width) % own], slots)
+    # Fluid work up to the last two waves, which run task by task (as `_waves` does).
+    body = width - 2 * slots
+    free = np.repeat((_repeated_sums(tasks, body) / slots)[:, None], slots, axis=1)
+    tail = tasks[:, np.arange(body, width) % own]
+    for start in range(0, tail.shape[1], slots):
+        free[:, : min(slots, tail.shape[1] - start)] += tail[:, start : start + slots]
+        free.sort(axis=1)
+    return free[:, -1].copy()
+
+
+def _repeated_sums(tasks: Any, width: int) -> Any:
+    """Sum of each row's first ``width`` tasks of the row repeated."""
+    own = tasks.shape[1]
+    full, rest = divmod(width, own)
+    return full * tasks.sum(axis=1) + tasks[:, :rest].sum(axis=1)
 
 
 def stage_makespan(tasks: Any, slots: int) -> float:
@@ -139,7 +197,7 @@ class SimResult:
     executor_core_ms: float  # slot-time held by executors (for cost)
 
 
-def build_plan(app: AppRun) -> Plan:
+def build_plan(app: AppRun) -> StagePlan:
     """The plan of a run, each stage keeping what its observed wall time adds to its simulation
     at the observed slot count (stage scheduling, shuffle registration)."""
     plan = prepare_plan(app)
@@ -154,7 +212,7 @@ def build_plan(app: AppRun) -> Plan:
 
 
 def simulate(
-    plan: Plan,
+    plan: StagePlan,
     executors: int,
     cores: int | None = None,
     input_scale: float = 1.0,
@@ -171,7 +229,7 @@ def simulate(
 
 
 def simulate_sizes(
-    plan: Plan,
+    plan: StagePlan,
     executors: list[int],
     cores: int | None = None,
     input_scale: float = 1.0,
@@ -191,6 +249,7 @@ def simulate_sizes(
     spans = np.zeros((len(stages), k))
     slots_used: list[Any] = []
     for j, n in enumerate(executors):
+        check_budget()
         if app.dynamic:
             slots: list[int] | int = [slots_for(app, n, c, s) for s in stages]
             slots_used.append(np.asarray(slots, dtype=float))
@@ -239,7 +298,7 @@ def simulate_sizes(
     return out
 
 
-def floor_ms(plan: Plan, input_scale: float = 1.0) -> float:
+def floor_ms(plan: StagePlan, input_scale: float = 1.0) -> float:
     """The longest chain of stages (each as long as its longest task) plus the driver time
     around it: no slot count can beat it."""
     return simulate(plan, 1 << 20, 1, input_scale).floor_ms

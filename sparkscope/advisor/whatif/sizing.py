@@ -11,25 +11,43 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sparkscope.advisor.whatif.limits import MAX_DEADLINE_MS
+
 #: Most executor counts one request may ask for.
 MAX_SIZES = 64
 #: Largest executor count accepted.
 MAX_EXECUTORS = 100_000
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)\s*$", re.IGNORECASE)
+#: The largest integer every JSON client holds exactly (2^53 - 1): no answer goes beyond it.
+MAX_JSON_INT = 2**53 - 1
+
+# ASCII digits only: str.isdigit(), int() and float() also take '²', '①', '٣' or '1_000', which
+# no URL means. At most 16 digits before the point: more cannot be a meaningful count or size.
+_WHOLE = re.compile(r"[0-9]{1,16}")
+_DECIMAL = re.compile(r"[0-9]{1,16}(?:\.[0-9]{1,16})?|\.[0-9]{1,16}")
+_DURATION = re.compile(r"\s*([0-9]{1,16}(?:\.[0-9]{1,16})?)\s*(ms|s|m|h)\s*", re.IGNORECASE)
 _UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}
 
 
+def _shown(text: str) -> str:
+    return repr(text[:20] + ("…" if len(text) > 20 else ""))
+
+
 def parse_deadline(text: str | None) -> int:
-    """``90s``, ``30m``, ``2h``, ``45000ms`` -> milliseconds."""
+    """``90s``, ``30m``, ``2h``, ``45000ms`` -> milliseconds (at most :data:`MAX_JSON_INT`)."""
     if text is None or not text.strip():
         raise ValueError("a duration is required, e.g. 90s, 30m, 2h or 45000ms")
-    m = _DURATION.match(text)
+    m = _DURATION.fullmatch(text)
     if not m:
-        raise ValueError(f"{text[:40]!r} is not a duration: use e.g. 90s, 30m, 2h or 45000ms")
+        raise ValueError(
+            f"{_shown(text)} is not a duration: use digits 0-9 and a unit, e.g. 90s, 30m, 2h "
+            "or 45000ms"
+        )
     ms = float(m.group(1)) * _UNIT_MS[m.group(2).lower()]
     if ms <= 0:
         raise ValueError("the duration must be positive")
+    if not ms <= MAX_DEADLINE_MS:  # also a number of digits no float holds (inf)
+        raise ValueError(f"at most {MAX_DEADLINE_MS // 86_400_000} days")
     return int(ms)
 
 
@@ -43,8 +61,8 @@ def parse_counts(text: str | None, what: str = "executor count") -> list[int]:
         raise ValueError(f"at most {MAX_SIZES} values, got {len(parts)}")
     out = set()
     for p in parts:
-        if not p.isdigit():
-            raise ValueError(f"{p[:20]!r} is not a positive whole {what}")
+        if not _WHOLE.fullmatch(p):
+            raise ValueError(f"{_shown(p)} is not a positive whole {what} (digits 0-9)")
         n = int(p)
         if n < 1 or n > MAX_EXECUTORS:
             raise ValueError(f"each {what} must be between 1 and {MAX_EXECUTORS}, got {n}")
@@ -53,15 +71,18 @@ def parse_counts(text: str | None, what: str = "executor count") -> list[int]:
 
 
 def parse_positive(text: str | None, what: str, integer: bool = False) -> float | None:
-    """An optional positive number."""
+    """An optional positive number: digits 0-9 (and one decimal point unless ``integer``), at
+    most :data:`MAX_JSON_INT`."""
     if text is None or text == "":
         return None
-    try:
-        value = int(text) if integer else float(text)
-    except ValueError:
-        raise ValueError(f"{text[:20]!r} is not a positive {what}") from None
-    if not value > 0 or value != value or value == float("inf"):
+    if not (_WHOLE if integer else _DECIMAL).fullmatch(text.strip()):
+        kind = "whole number" if integer else "number"
+        raise ValueError(f"{_shown(text)} is not a positive {kind} (digits 0-9)")
+    value = int(text) if integer else float(text)
+    if not value > 0:
         raise ValueError(f"{what} must be positive, got {text[:20]}")
+    if value > MAX_JSON_INT:
+        raise ValueError(f"{what} may be at most {MAX_JSON_INT}")
     return value
 
 

@@ -29,6 +29,10 @@ class StageRun:
     completed_ms: int = 0
     input_bytes: int = 0
     observed_slots: int = 0  # slots alive while it ran (0: the application's)
+    # every task's executor run time, ascending (an event-log source has them): used instead of
+    # the quantiles when there is one per task
+    task_ms: tuple[float, ...] = ()
+    job_id: int | None = None  # the first job the stage ran in (for the DAG below)
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,9 @@ class AppRun:
     cores: int
     stages: tuple[StageRun, ...]
     dynamic: bool = False
+    # stage id -> parent stage ids as the event log states them (empty: not known); a stage then
+    # waits only for its real ancestors among the stages of its own job
+    parents: dict[int, list[int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -54,7 +61,7 @@ class Bucket:
 
 
 @dataclass
-class Plan:
+class StagePlan:
     """Everything about one run that does not depend on the slot count, built once."""
 
     app: AppRun
@@ -118,6 +125,9 @@ def rebuild_group(stages: list[StageRun]) -> Any:
     factor = np.where((have > 0) & (rest > 0), rest / np.maximum(have, 1e-12), 1.0)
     factor = np.clip(factor, 0.5, 2.0)
     times = np.where(known, times, times * factor[:, None])
+    for r, s in enumerate(stages):
+        if len(s.task_ms) == n:  # every task known: no rebuilding
+            times[r] = np.sort(np.asarray(s.task_ms, dtype=float))
     return np.maximum(times, 0.0)
 
 
@@ -167,13 +177,49 @@ def _dependencies(app: AppRun) -> tuple[list[list[int]], list[float]]:
         # through that one: keep those completed after the latest dependency's submission.
         lo = bisect_right(comps, latest_sub[hi - 1], 0, hi)
         front = [j for j in by_comp[lo:hi] if j != i] or [by_comp[hi - 1]]
+        if app.parents:
+            # nothing left (every earlier stage ran beside it): the observed order stands
+            front = _with_real_parents(app, i, front, by_comp[:hi]) or front
         last = max(stages[j].completed_ms for j in front)
         preds.append(front)
         gaps.append(float(max(0, s.submitted_ms - last)))
     return preds, gaps
 
 
-def prepare_plan(app: AppRun) -> Plan:
+def _ancestors(parents: dict[int, list[int]], stage_id: int) -> set[int]:
+    out: set[int] = set()
+    todo = list(parents.get(stage_id, ()))
+    while todo:
+        p = todo.pop()
+        if p not in out:
+            out.add(p)
+            todo.extend(parents.get(p, ()))
+    return out
+
+
+def _with_real_parents(app: AppRun, i: int, front: list[int], done: list[int]) -> list[int]:
+    """The time-based predecessors of stage ``i`` corrected by the real DAG: a predecessor of the
+    same job that is no ancestor ran beside it, not before it (dropped); one of an earlier job
+    stays (the driver submits a job after the one before it); the latest-completing real
+    ancestors among the stages completed before it was submitted are added."""
+    stages = app.stages
+    s = stages[i]
+    ancestors = _ancestors(app.parents, s.stage_id)
+    kept = [
+        j
+        for j in front
+        if stages[j].stage_id in ancestors
+        or stages[j].job_id is None
+        or stages[j].job_id != s.job_id
+    ]
+    real = [j for j in done if j != i and stages[j].stage_id in ancestors]
+    if real:
+        newest = max(stages[j].completed_ms for j in real)
+        kept += [j for j in real if stages[j].completed_ms == newest and j not in kept]
+    return kept
+
+
+def prepare_plan(app: AppRun) -> StagePlan:
     """Order, dependencies, gaps and task matrices of a run (independent of N); the per-stage
     adjustments to the observed run are added by `simulate.build_plan`."""
     import numpy as np
@@ -210,7 +256,7 @@ def prepare_plan(app: AppRun) -> Plan:
             )
         )
     last_end = max((s.completed_ms for s in stages), default=app.start_ms)
-    plan = Plan(
+    plan = StagePlan(
         app=app,
         order=order,
         preds=preds,

@@ -7,6 +7,7 @@ from typing import Any
 from flask import Blueprint, Response, abort, current_app, jsonify, request
 
 from heuristics.result import HeuristicResult
+from sparkscope.analysis.scoring import ensure_analyzed
 from sparkscope.db import now_ms
 from sparkscope.prediction.forecasts import NoForecast, next_run
 from sparkscope.prediction.reads import (
@@ -22,6 +23,8 @@ from sparkscope.queries.detail import AppDetail
 from sparkscope.queries.detail import app_detail as load_detail
 from sparkscope.queries.history import history
 from sparkscope.queries.search import AppRow, search_apps
+from sparkscope.queries.sql_api import DEFAULT_LENGTH, MAX_LENGTH, sql_document
+from sparkscope.redaction import redact_json
 from sparkscope.web.params import parse_choice, parse_int, parse_search, text
 from sparkscope.web.request import app_link, get_session, lookup, prices, redaction_regex, registry
 from sparkscope.web.views.compare import compared
@@ -48,6 +51,8 @@ def row_json(r: AppRow) -> dict[str, Any]:
         "end_time_ms": r.end_time_ms,
         "duration_ms": r.duration_ms,
         "worst_severity": severity_name(r.worst_severity),
+        "impact_core_hours": r.impact_core_hours,
+        "wasted_core_hours": r.wasted_core_hours,
         "url": app_link(r.app_id, r.server, r.attempt_id),
         "findings": [
             {"heuristic": b.heuristic, "severity": severity_name(b.severity), "title": b.title}
@@ -65,7 +70,7 @@ def finding_json(f: HeuristicResult) -> dict[str, Any]:
         "severity_level": int(f.severity),
         "title": f.title,
         "value": data["value"],
-        "details": data["details"],
+        "details": redact_json(data["details"]),  # texts masked when stored; again, for older rows
         "details_display": _details_display(f),
         "advice": f.advice,
         "thresholds": data["thresholds"],
@@ -102,7 +107,20 @@ def detail_json(d: AppDetail) -> dict[str, Any]:
         "shs_url": d.shs_url,
         "metrics": {m.key: getattr(a, m.key) for m in APP_METRICS},
         "key_config": dict(d.key_config),
+        "verdict": None
+        if d.verdict is None
+        else {
+            "heuristic": d.verdict.heuristic,
+            "severity": severity_name(d.verdict.severity),
+            "title": d.verdict.title,
+            "cost": d.verdict.cost,
+            "fix": d.verdict.fix,
+            "conf": [list(pair) for pair in d.verdict.conf],
+        },
         "findings": [finding_json(f) for f in d.findings],
+        "suggested_conf": [
+            {"key": c.key, "value": c.value, "heuristics": list(c.heuristics)} for c in d.conf
+        ],
         "resources": d.resources,
         "previous_run": None
         if d.previous is None
@@ -114,8 +132,8 @@ def detail_json(d: AppDetail) -> dict[str, Any]:
 def apps() -> Response:
     """Search with the same parameters as /search; returns total and one page of apps."""
     reg, error = registry()
-    filters = parse_search(request.args, now_ms(), tuple(e.name for e in reg.entries))
     per_page = current_app.config.get("PAGE_SIZE", 50)
+    filters = parse_search(request.args, now_ms(), tuple(e.name for e in reg.entries), per_page)
     page = search_apps(get_session(), filters, per_page)
     return jsonify(
         total=page.total,
@@ -128,9 +146,15 @@ def apps() -> Response:
     )
 
 
+@bp.route("/apps/", defaults={"app_id": None})
 @bp.route("/apps/<app_id:app_id>", merge_slashes=False)
-def app(app_id: str) -> Response:
-    """One application (use ?server= when the id exists on several servers)."""
+def app(app_id: str | None) -> Response:
+    """One application (use ?server= when the id exists on several servers); any id also as
+    ``/api/apps/?app_id=``."""
+    if app_id is None:
+        app_id = text(request.args, "app_id", 255)
+        if app_id is None:
+            abort(404, description="no application id given")
     found = lookup(app_id, text(request.args, "server", 200), text(request.args, "attempt", 64))
     reg, error = registry()
     detail = load_detail(
@@ -140,6 +164,26 @@ def app(app_id: str) -> Response:
     body["heuristics_config_error"] = error
     body["prediction"] = prediction_json(app_prediction(get_session(), detail.app.id))
     return jsonify(body)
+
+
+@bp.route("/apps/<app_id:app_id>/sql", merge_slashes=False)
+def app_sql(app_id: str) -> Response:
+    """One application's SQL executions (``?offset=`` and ``?length=`` page through them): nodes
+    with parsed metrics, edges, stages, plan text, and the SQL findings."""
+    found = lookup(app_id, text(request.args, "server", 200), text(request.args, "attempt", 64))
+    offset = parse_int(request.args, "offset", 0, 0, 10_000_000)
+    length = parse_int(request.args, "length", DEFAULT_LENGTH, 1, MAX_LENGTH)
+    reg, error = registry()
+    findings = ensure_analyzed(get_session(), found.id, reg)
+    body = sql_document(get_session(), found.id, findings, offset, length)
+    sql_findings = [f for f in findings if f.name.startswith("sql_") and f.severity > 0]
+    return jsonify(
+        app_id=found.app_id,
+        attempt_id=found.attempt_id or None,
+        **body,
+        findings=[finding_json(f) for f in sql_findings],
+        heuristics_config_error=error,
+    )
 
 
 @bp.route("/compare")
@@ -184,6 +228,7 @@ def compare() -> Response:
             }
             for p in c.findings
         ],
+        plan_changes=[{"kind": ch.kind, "text": ch.text} for ch in c.plan_changes],
         heuristics_config_error=error,
     )
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from flask import Blueprint, abort, render_template, request
 
-from sparkscope.prediction.reads import app_prediction, prediction_line
+from sparkscope.prediction.reads import app_prediction, prediction_line, run_changes
 from sparkscope.queries.detail import app_detail, app_metrics
+from sparkscope.queries.sql import app_queries
 from sparkscope.web.params import parse_choice, parse_int, text
 from sparkscope.web.request import get_session, lookup, prices, redaction_regex, registry
 
@@ -32,6 +33,7 @@ def app_page(app_id: str | None) -> str:
     all_stages = parse_choice(request.args, "stages", ("longest", "all"), "longest") == "all"
     stage_page = parse_int(request.args, "stage_page", 1, 1, 10_000_000)
     findings_sort = parse_choice(request.args, "findings_sort", ("severity", "impact"), "severity")
+    query = parse_int(request.args, "query", -1, 0, 2**62) if "query" in request.args else None
     app = lookup(app_id, server, attempt)
     reg = registry()[0]
     detail = app_detail(
@@ -44,14 +46,18 @@ def app_page(app_id: str | None) -> str:
         stage_limit=STAGE_PAGE if all_stages else STAGE_LIMIT,
         stage_offset=(stage_page - 1) * STAGE_PAGE if all_stages else None,
     )
+    prediction = app_prediction(get_session(), app.id)
     return render_template(
         "detail/app.html",
         d=detail,
+        sql=app_queries(get_session(), app.id, detail.findings, query),
         currency=prices().currency,
         findings_sort=findings_sort,
         stage_page=stage_page if all_stages else None,
         stage_page_size=STAGE_PAGE,
         metrics=app_metrics(app),
         titles={e.name: e.title for e in reg.entries},
-        prediction=prediction_line(app_prediction(get_session(), app.id)),
+        prediction=prediction_line(prediction),
+        prediction_verdict=prediction.verdict if prediction else None,
+        changes=run_changes(get_session(), prediction),
     )

@@ -2,19 +2,28 @@
 
 Both read stored data and the calibration stored at fetch time; they simulate on request
 (no model is fitted here). Missing data answers 422 with the reason, bad parameters 400 naming
-the parameter.
+the parameter -- also a size or input beyond what the stored runs support
+(:mod:`sparkscope.advisor.whatif.limits`) -- and a simulation that outlives the request's time
+budget (``WHATIF_BUDGET_SECONDS``, 2 s) 503.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from flask import Blueprint, Response, abort, current_app, jsonify, request
 
+from sparkscope.advisor.whatif.limits import (
+    DEFAULT_BUDGET_S,
+    BudgetExceeded,
+    LimitExceeded,
+    time_budget,
+)
 from sparkscope.advisor.whatif.sizing import parse_counts, parse_deadline, parse_positive
 from sparkscope.queries.cache import cached, db_key
 from sparkscope.web.params import bad, text
-from sparkscope.web.request import get_session, lookup, prices
+from sparkscope.web.request import get_session, lookup, prices, raw_path
 from sparkscope.whatif.answers import NoHistory, advise, app_whatif
 from sparkscope.whatif.inputs import WhatIfUnavailable
 
@@ -36,9 +45,35 @@ def _unavailable(exc: Exception) -> Response:
     return resp
 
 
-@bp.route("/apps/<path:app_id>/whatif")
-def whatif(app_id: str) -> Response:
-    """Predicted duration, band and cost of an application at other executor counts."""
+def _bounded(compute: Callable[[], Any]) -> Any:
+    """Run a what-if under the request's time budget; a limit passed answers 400 naming the
+    parameter, a budget run out 503."""
+    seconds = float(current_app.config.get("WHATIF_BUDGET_SECONDS", DEFAULT_BUDGET_S))
+    try:
+        with time_budget(seconds):
+            return compute()
+    except LimitExceeded as exc:
+        raise bad(exc.param, str(exc)) from None
+    except BudgetExceeded as exc:
+        abort(503, description=str(exc))
+
+
+@bp.route("/whatif", defaults={"app_id": None})
+@bp.route("/apps/<app_id:app_id>/whatif", merge_slashes=False)
+def whatif(app_id: str | None) -> Response:
+    """Predicted duration, band and cost of an application at other executor counts (any id
+    also as ``/api/whatif?app_id=``)."""
+    if app_id is None:
+        app_id = text(request.args, "app_id", 255)
+        if app_id is None:
+            abort(404, description="no application id given")
+    else:
+        raw = raw_path()
+        if raw is not None and not raw.endswith("/whatif"):
+            # The client asked /api/apps/x%2Fwhatif: the JSON of the application "x/whatif".
+            from sparkscope.web.views.api import app as app_json
+
+            return app_json(f"{app_id}/whatif")
     executors = _param(
         "executors", parse_counts, text(request.args, "executors", 2000) or DEFAULT_EXECUTORS
     )
@@ -56,7 +91,9 @@ def whatif(app_id: str) -> Response:
         body = cached(
             key,
             float(current_app.config.get("WHATIF_CACHE_SECONDS", 60)),
-            lambda: app_whatif(session, app, executors, cores, scale, prices(), patterns),
+            lambda: _bounded(
+                lambda: app_whatif(session, app, executors, cores, scale, prices(), patterns)
+            ),
         )
     except WhatIfUnavailable as exc:
         return _unavailable(exc)
@@ -82,16 +119,18 @@ def advise_route() -> Response:
     server = text(request.args, "server", 200)
     try:
         patterns = current_app.config["SPARKSCOPE"].predictions.key_patterns
-        body = advise(
-            get_session(),
-            name,
-            deadline,
-            input_bytes,
-            sizes,
-            server,
-            prices(),
-            core_counts,
-            patterns,
+        body = _bounded(
+            lambda: advise(
+                get_session(),
+                name,
+                deadline,
+                input_bytes,
+                sizes,
+                server,
+                prices(),
+                core_counts,
+                patterns,
+            )
         )
     except NoHistory as exc:
         abort(404, description=str(exc))

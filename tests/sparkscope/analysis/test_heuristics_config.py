@@ -26,7 +26,7 @@ def test_state_reloads_on_edit_and_keeps_last_valid_config(tmp_path: Path) -> No
     assert error is None
     assert state.current()[0] is first  # unchanged file: same registry object, nothing re-read
 
-    path.write_text(BUNDLED.read_text() + "task_granularity:\n  min_tasks_for_tiny: 5000\n")
+    path.write_text(BUNDLED.read_text() + "task_granularity:\n  tiny_min_tasks_per_slot: 5000\n")
     time.sleep(0.01)
     second, error = state.current()
     assert error is None and second.fingerprint != first.fingerprint
@@ -50,10 +50,13 @@ def test_state_reloads_on_edit_and_keeps_last_valid_config(tmp_path: Path) -> No
 # A threshold over 64 bits, one that is not finite, and a file that is not UTF-8: each is a
 # config error with the file (and key path), never a crash later.
 BAD_FILES = [
-    (b"stage_skew:\n  min_max_task_ms: 18446744073709551616\n", "stage_skew.min_max_task_ms"),
+    (
+        b"disk_spill:\n  disk_throughput_bytes_per_s: 18446744073709551616\n",
+        "disk_spill.disk_throughput",
+    ),
     (b"stage_skew:\n  task_time_ratio: {critical: 1e400}\n", "stage_skew.task_time_ratio.critical"),
-    (b"disk_spill:\n  min_stage_spill_bytes: -9223372036854775809\n", "disk_spill.min_stage"),
-    (b"# caf\xe9 au lait\nstage_skew:\n  min_max_task_ms: 1\n", "not valid UTF-8"),
+    (b"disk_spill:\n  disk_throughput_bytes_per_s: -9223372036854775809\n", "disk_spill.disk_thr"),
+    (b"# caf\xe9 au lait\nstage_skew:\n  data_skew_bytes_ratio: 1\n", "not valid UTF-8"),
 ]
 
 
@@ -62,7 +65,7 @@ def test_state_reports_unstorable_or_undecodable_config(
     tmp_path: Path, content: bytes, message: str
 ) -> None:
     path = tmp_path / "heuristics.yaml"
-    path.write_text("task_granularity:\n  min_tasks_for_tiny: 5000\n")
+    path.write_text("task_granularity:\n  tiny_min_tasks_per_slot: 5000\n")
     state = HeuristicsState(str(path))
     good, error = state.current()
     assert error is None
@@ -71,7 +74,7 @@ def test_state_reports_unstorable_or_undecodable_config(
         kept, error = state.current()
         assert kept is good
         assert error is not None and message in error and str(path) in error
-    assert kept.params("task_granularity").min_tasks_for_tiny == 5000
+    assert kept.params("task_granularity").tiny_min_tasks_per_slot == 5000
 
 
 @pytest.mark.parametrize(("content", "message"), BAD_FILES)

@@ -38,6 +38,8 @@ def test_fetched_inputs_equal_the_inputs_built_from_the_tables(
         from_tables = inputs.from_tables(s, list(fetched))
         assert from_tables == fetched
         assert sum(len(a.tasks) for a in fetched.values()) > 0
+        # the Spark version reaches the heuristics (Spark's defaults depend on it)
+        assert {a.spark_version for a in fetched.values()} == {"4.0.1"}
     engine.dispose()
 
 

@@ -66,7 +66,8 @@ def test_findings_are_reused_for_an_unchanged_config_and_redone_in_memory_for_a_
         analyze_apps(session, [pk], registry)
         session.commit()
         results = ensure_analyzed(session, pk, registry)
-        assert results[0].name == "task_granularity" and results[0].severity == 4
+        assert results[0].name == "task_granularity" and results[0].pattern_severity == 4
+        assert results[0].severity == 1  # 12 s of overhead: capped to LOW by its cost
         stamp = session.scalar(select(Analysis.analyzed_at_ms).where(Analysis.application_id == pk))
         document = session.scalar(select(Analysis.results).where(Analysis.application_id == pk))
     time.sleep(0.01)
@@ -78,7 +79,7 @@ def test_findings_are_reused_for_an_unchanged_config_and_redone_in_memory_for_a_
             == stamp
         )
     edited = tmp_path / "h.yaml"
-    edited.write_text("task_granularity:\n  min_tasks_for_tiny: 5000\n")
+    edited.write_text("task_granularity:\n  tiny_min_tasks_per_slot: 5000\n")
     other = load_heuristics(str(edited))
     with factory() as session:
         redone = ensure_analyzed(session, pk, other)
@@ -297,7 +298,7 @@ def test_rescore_rewrites_only_the_documents_that_change(factory, tmp_path: Path
     analyze_all(factory, registry, force=True)
     assert stamps() == before  # same config, same results: nothing rewritten
     edited = tmp_path / "h.yaml"
-    edited.write_text("task_granularity:\n  min_tasks_for_tiny: 5000\n")
+    edited.write_text("task_granularity:\n  tiny_min_tasks_per_slot: 5000\n")
     other = load_heuristics(str(edited))
     analyze_all(factory, other)
     after = stamps()

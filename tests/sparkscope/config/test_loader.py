@@ -13,29 +13,29 @@ EXAMPLE = Path(__file__).resolve().parents[3] / "config" / "sparkscope.example.y
 
 
 def test_defaults_without_file_use_sqlite_in_data_dir(tmp_path: Path) -> None:
-    cfg = load_config(env={"SPARKSCOPE_DATA_DIR": str(tmp_path)})
-    assert cfg.database_url == f"sqlite:///{tmp_path / 'sparkscope.db'}"
-    assert cfg.servers == ()
-    assert cfg.heuristics_path == str(BUNDLED_CONFIG_DIR / "heuristics.yaml")
+    config = load_config(env={"SPARKSCOPE_DATA_DIR": str(tmp_path)})
+    assert config.database_url == f"sqlite:///{tmp_path / 'sparkscope.db'}"
+    assert config.servers == ()
+    assert config.heuristics_path == str(BUNDLED_CONFIG_DIR / "heuristics.yaml")
 
 
 def test_example_file_parses_with_every_section() -> None:
-    cfg = load_config(EXAMPLE, env={})
-    assert [s.name for s in cfg.servers] == ["prod", "staging"]
-    assert cfg.servers[1].verify_tls is True and cfg.servers[1].ca_bundle
-    assert cfg.fetcher.threads == 4
-    assert cfg.database_url.startswith("postgresql")
+    config = load_config(EXAMPLE, env={})
+    assert [s.name for s in config.servers] == ["prod", "staging"]
+    assert config.servers[1].verify_tls is True and config.servers[1].ca_bundle
+    assert config.fetcher.threads == 4
+    assert config.database_url.startswith("postgresql")
 
 
 def test_env_overrides_database_url_and_config_path(tmp_path: Path) -> None:
     f = tmp_path / "s.yaml"
     f.write_text("database_url: sqlite:///x.db\nweb: {port: 9000}\n")
-    cfg = load_config(
+    config = load_config(
         env={"SPARKSCOPE_CONFIG": str(f), "SPARKSCOPE_DATABASE_URL": "sqlite:///y.db"}
     )
-    assert cfg.database_url == "sqlite:///y.db"
-    assert cfg.web.port == 9000
-    assert cfg.source == str(f)
+    assert config.database_url == "sqlite:///y.db"
+    assert config.web.port == 9000
+    assert config.source == str(f)
 
 
 @pytest.mark.parametrize(
@@ -86,7 +86,7 @@ def test_missing_explicit_file_is_an_error(tmp_path: Path) -> None:
 
 def test_heuristics_path_beside_config_file_wins(tmp_path: Path) -> None:
     (tmp_path / "heuristics.yaml").write_text("{}\n")
-    cfg = parse_config({}, file="x", env={}, base_dir=tmp_path)
-    assert cfg.heuristics_path == str(tmp_path / "heuristics.yaml")
+    config = parse_config({}, file="x", env={}, base_dir=tmp_path)
+    assert config.heuristics_path == str(tmp_path / "heuristics.yaml")
     with pytest.raises(ConfigError, match="no server named 'zz'"):
-        cfg.server("zz")
+        config.server("zz")

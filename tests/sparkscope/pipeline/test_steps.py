@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from fetcher.job import run_server
@@ -18,16 +18,20 @@ from fetcher.shs.client import is_local_source
 from sparkscope.cli.fetch import server_for_url
 from sparkscope.cli.main import cli
 from sparkscope.config.loader import FetcherConfig
-from sparkscope.db import make_engine, make_sessionmaker
+from sparkscope.db import StorageFault, make_engine, make_sessionmaker
 from sparkscope.models.pipeline import PipelinePending
 from sparkscope.models.predictions import RecurringForecast, RunPrediction
 from sparkscope.models.whatif import WhatIfCluster, WhatIfModel
-from sparkscope.pipeline.steps import QUEUED, Pipeline, QueuedStep
+from sparkscope.pipeline import ledger
+from sparkscope.pipeline.steps import FULL, QUEUED, Pipeline, QueuedStep
 from tests.conftest import create_pg_database, drop_pg_database
+from tests.support import processes
+from tests.support.derived import derived_state, differences
+from tests.support.processes import table_locked, waiting_on_a_lock
 
 ROOT = Path(__file__).resolve().parents[3]
 CORPUS = ROOT / "demo" / "scaling-events"  # 36 runs of 3 applications at several sizes
-FCFG = FetcherConfig(retries=0, backoff_factor_s=0)
+FETCHER_CONFIG = FetcherConfig(retries=0, backoff_factor_s=0)
 
 
 @pytest.fixture
@@ -69,7 +73,7 @@ def load_only(url: str, pipeline: Pipeline) -> None:
     """A fetch whose loads all committed and which was killed before `complete`."""
     server = server_for_url(str(CORPUS))
     assert is_local_source(server.url)
-    result = run_server(factory_for(url), server, FCFG, FetchOptions(), pipeline=pipeline)
+    result = run_server(factory_for(url), server, FETCHER_CONFIG, FetchOptions(), pipeline=pipeline)
     assert result.loaded == 36 and not result.failed
 
 
@@ -170,3 +174,87 @@ def test_upgrading_queues_every_server_once(db_url: str) -> None:
         assert s.scalar(select(func.count()).select_from(WhatIfModel)) == 3
     Pipeline().complete(factory)
     assert len(derived(factory)["models"]) == 3
+
+
+def test_an_analyze_force_killed_half_way_is_finished_by_the_next_fetch(
+    db_url: str, pg_server_url: str, pg_template: str, tmp_path: Path
+) -> None:
+    """`analyze --force` after a change of the prediction settings recomputes every prediction;
+    SIGKILLed while it does, the next `fetch` (which loads nothing) finishes it: every derived
+    table ends as an uninterrupted `analyze --force` leaves it."""
+    config = tmp_path / "sparkscope.yaml"
+    config.write_text("predictions:\n  level: 0.9\n")  # the stored predictions are at 0.8
+    env = {"SPARKSCOPE_DATABASE_URL": db_url, "SPARKSCOPE_CONFIG": str(config)}
+    clean = create_pg_database(pg_server_url, template=pg_template)
+    try:
+        for url in (db_url, clean):
+            load_only(url, Pipeline())
+            Pipeline().complete(factory_for(url))
+        with table_locked(db_url, "run_prediction"):
+            proc = processes.start(["analyze", "--force", "--workers", "1"], env)
+            try:
+                processes.wait_for(waiting_on_a_lock(db_url), proc)
+            finally:
+                processes.kill(proc)
+        assert ("predictions", FULL, 0) in pending(factory_for(db_url))
+        code, out = processes.finish(processes.start(["fetch", "--url", str(CORPUS)], env))
+        assert code == 0 and "loaded 0" in out, out
+        code, out = processes.finish(
+            processes.start(
+                ["analyze", "--force", "--workers", "1"], {**env, "SPARKSCOPE_DATABASE_URL": clean}
+            )
+        )
+        assert code == 0 and "predicted 36 runs" in out, out
+        want = derived_state(clean)
+    finally:
+        drop_pg_database(pg_server_url, clean)
+    assert {dict(row)["level"] for row in want["run_prediction"]} == {0.9}
+    got = derived_state(db_url)
+    assert got["pipeline_pending"] == []
+    assert differences(got, want) == {}
+
+
+def test_work_queued_again_while_a_run_does_it_stays_queued(db_url: str) -> None:
+    """A fetch that loads another run of a key while an `analyze` refits that key (their
+    transactions overlap) queues the key again; the refit, which did not see that run, must not
+    take it off the ledger."""
+    factory = factory_for(db_url)
+    load_only(db_url, Pipeline())
+    whatif = next(s for s in QUEUED if s.name == "whatif")
+
+    def refit_meanwhile_queued(
+        p: Pipeline, session: Session, server_id: int, subjects: Sequence[str]
+    ) -> int | None:
+        n = whatif.run(p, session, server_id, subjects)
+        with factory() as other, other.begin():  # the other run's load commits meanwhile
+            ledger.enqueue(other, [("whatif", server_id, s) for s in subjects])
+        return n
+
+    racing = Pipeline(queued=(QueuedStep("whatif", refit_meanwhile_queued, whatif.subject),))
+    assert racing.complete(factory).done == {"whatif": 3}
+    assert [step for step, _, _ in pending(factory)] == ["predictions"] + ["whatif"] * 3
+    Pipeline().complete(factory)
+    assert pending(factory) == []
+
+
+def test_a_database_that_refuses_writes_stops_the_completion_with_the_work_kept(
+    db_url: str, pg_server_url: str
+) -> None:
+    """A storage fault is not one step's failure: `complete` stops at once with a one-line
+    StorageFault (no attempt recorded, which would fail too), and the work stays queued."""
+    load_only(db_url, Pipeline())
+    factory = factory_for(db_url)
+    queued = pending(factory)
+    name = db_url.rsplit("/", 1)[1]
+    admin = make_engine(pg_server_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as c:
+        c.execute(text(f'ALTER DATABASE "{name}" SET default_transaction_read_only = on'))
+    try:
+        with pytest.raises(StorageFault, match="is read-only .*: stopped at the first write"):
+            Pipeline().complete(factory_for(db_url))  # new connections: read-only
+    finally:
+        with admin.connect() as c:
+            c.execute(text(f'ALTER DATABASE "{name}" RESET default_transaction_read_only'))
+        admin.dispose()
+    assert pending(factory_for(db_url)) == queued
+    assert Pipeline().complete(factory_for(db_url)).done == {"predictions": 1, "whatif": 3}

@@ -63,13 +63,15 @@ def factory(fresh_db_url: str) -> Iterator[sessionmaker[Session]]:
 def test_the_stored_model_is_unpickled_once_and_reloaded_after_a_refit_elsewhere(
     factory: sessionmaker[Session],
 ) -> None:
-    cfg = PredictionConfig()
+    prediction_config = PredictionConfig()
     late = START + 100 * DAY_MS
     with factory() as s, s.begin():  # fitted (the first refresh had no earlier runs) and stored
-        first = prediction_shared.class_model(s, 1, late, cfg)
+        first = prediction_shared.class_model(s, 1, late, prediction_config)
         assert first is not None
     with factory() as s:
-        assert prediction_shared.class_model(s, 1, late, cfg) is first  # kept, not unpickled
+        assert (
+            prediction_shared.class_model(s, 1, late, prediction_config) is first
+        )  # kept, not unpickled
     # Another process refits: the stored row changes (fit time, blob); this one must see it.
     other = pickle.loads(zlib.decompress(_blob(factory)))
     other.fallback = 123.0
@@ -83,15 +85,15 @@ def test_the_stored_model_is_unpickled_once_and_reloaded_after_a_refit_elsewhere
             )
         )
     with factory() as s:
-        reloaded = prediction_shared.class_model(s, 1, late, cfg)
+        reloaded = prediction_shared.class_model(s, 1, late, prediction_config)
         assert reloaded is not None and reloaded is not first and reloaded.fallback == 123.0
     prediction_shared.forget_models()
     with factory() as s:
-        again = prediction_shared.class_model(s, 1, late, cfg)
+        again = prediction_shared.class_model(s, 1, late, prediction_config)
         assert again is not None and again is not reloaded and again.fallback == 123.0
     # The model is out of sample: a cut-off before the stored fit's gets no stored model.
     with factory() as s:
-        early = prediction_shared.class_model(s, 1, START + 35 * DAY_MS, cfg)
+        early = prediction_shared.class_model(s, 1, START + 35 * DAY_MS, prediction_config)
         assert early is None or early.fallback != 123.0
 
 

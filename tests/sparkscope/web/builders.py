@@ -188,6 +188,7 @@ def finding(
     impact_wall_seconds: float | None = None,
     details: dict[str, Any] | None = None,
     advice: str = "",
+    **extra: Any,
 ) -> dict[str, Any]:
     """A stored result, as the analysis stores it: added to the application's results document
     (shaped as `HeuristicResult.to_dict()`), and a finding row when above NONE."""
@@ -209,6 +210,7 @@ def finding(
         "details": details,
         "advice": advice,
         "impact": impact,
+        **extra,  # e.g. conf / stages, fields of newer results
     }
     document = session.get(Analysis, app.id)
     if document is None:
@@ -235,12 +237,14 @@ def mark_analyzed(
     session: Session, app: Application, fingerprint: str, worst: Severity | None = None
 ) -> None:
     """Record that ``app`` was scored under ``fingerprint`` (so pages do not re-score it)."""
+    session.flush()
+    rows = session.query(AnalysisResult).filter_by(application_id=app.id).all()
     if worst is None:
-        session.flush()
-        levels = [
-            r.severity for r in session.query(AnalysisResult).filter_by(application_id=app.id)
-        ]
-        worst = Severity(max(levels, default=0))
+        worst = Severity(max((r.severity for r in rows), default=0))
+    # As the analysis stores it: the core-hours of the costliest finding, 0 when none has any.
+    app.impact_core_hours = max(
+        (r.impact_core_hours for r in rows if r.impact_core_hours is not None), default=0.0
+    )
     app.worst_severity = int(worst)
     app.analysis_fingerprint = fingerprint
     session.flush()

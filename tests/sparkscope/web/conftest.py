@@ -107,7 +107,7 @@ def populate(session: Session, fingerprint: str) -> None:
         b.mark_analyzed(session, dup, fingerprint, Severity.NONE)
 
     for attempt, offset in (("1", 9), ("2", 8)):
-        att = b.application(
+        attempt_app = b.application(
             session,
             prod,
             "app-att",
@@ -118,7 +118,10 @@ def populate(session: Session, fingerprint: str) -> None:
             queue="adhoc",
         )
         b.mark_analyzed(
-            session, att, fingerprint, Severity.MODERATE if attempt == "2" else Severity.SEVERE
+            session,
+            attempt_app,
+            fingerprint,
+            Severity.MODERATE if attempt == "2" else Severity.SEVERE,
         )
 
     odd = b.application(
@@ -150,9 +153,9 @@ def fleet(pg_server_url: str, pg_template: str) -> Iterator[Fleet]:
 
 def make_app(url: str, **extra: object) -> Flask:
     """The web app on ``url`` with test settings."""
-    cfg = parse_config({"database_url": url}, env={})
+    config = parse_config({"database_url": url}, env={})
     settings = {"TESTING": True, "DASHBOARD_CACHE_SECONDS": 0, "NAMES_CACHE_SECONDS": 0}
-    return create_app({**settings, **extra}, config=cfg)
+    return create_app({**settings, **extra}, config=config)
 
 
 @pytest.fixture(scope="module")

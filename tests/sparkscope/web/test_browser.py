@@ -36,11 +36,16 @@ def test_search_open_compare_history_click(browser, base_url: str) -> None:  # t
     page.click("#search-submit")
     page.wait_for_url("**/search?*")
     assert "name=daily" in page.url and "severity=low" in page.url
-    panels = page.locator("#results article.panel")
-    assert panels.count() == 1
-    assert "sev-border-severe" in (panels.first.get_attribute("class") or "")
+    # Empty fields are left out of the URL; the filters in force are listed.
+    assert "&user=" not in page.url and "&queue=" not in page.url, page.url
+    assert page.locator("#active-filters .chip").count() == 2
+    rows = page.locator("#results tbody tr")
+    assert rows.count() == 1
+    assert "sev-border-severe" in (rows.first.locator("td.sev").get_attribute("class") or "")
     badge = page.locator("#results .badge[title]").first
     assert "max task 9.1x" in (badge.get_attribute("title") or "")
+    # The top finding's title is on the page, not only on hover.
+    assert "max task 9.1x" in rows.first.locator(".finding-title").inner_text()
     page.screenshot(path=str(SHOTS / "1-search.png"), full_page=True)
 
     # Open the application.

@@ -62,8 +62,8 @@ def test_severity_colours_and_root_cause(page, base_url: str) -> None:  # type: 
     page.screenshot(path=str(SHOTS / "6-failure-root-cause.png"), full_page=True)
 
     page.goto(f"{base_url}/search?app_id=app-fail")
-    panel = page.locator("#results article.panel").first
-    assert panel.evaluate(border) == critical
+    row = page.locator("#results tbody tr td.sev").first
+    assert row.evaluate(border) == critical
 
 
 def test_odd_ids_open_in_a_real_browser(page, base_url: str) -> None:  # type: ignore[no-untyped-def]

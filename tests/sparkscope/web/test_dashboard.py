@@ -24,8 +24,9 @@ def test_dashboard_figures(client: FlaskClient) -> None:
     # Severity counts: critical app-xss today; app-odd is older than a week.
     sev = re.search(r'id="severity-counts">(.*?)</table>', html, re.S)
     assert sev is not None
-    assert re.search(r">critical</a></td>\s*<td>1</td><td>1</td>", sev.group(1))
-    assert re.search(r">none</a></td>\s*<td>2</td><td>3</td>", sev.group(1))
+    cell = r"<td><a class=\"count\" href=\"[^\"]+\">{}</a></td>"
+    assert re.search(r">critical</a></td>\s*" + cell.format(1) + cell.format(1), sev.group(1))
+    assert re.search(r">none</a></td>\s*" + cell.format(2) + cell.format(3), sev.group(1))
     assert 'href="/search?heuristic=stage_skew&amp;since=7d"' in html
 
 
@@ -45,14 +46,14 @@ def test_dashboard_waste_ranking_by_period(client: FlaskClient) -> None:
 
 
 def test_prices_turn_hours_into_money(fleet: Fleet) -> None:
-    cfg = parse_config(
+    config = parse_config(
         {
             "database_url": fleet.url,
             "prices": {"currency": "EUR", "core_hour": 0.1, "gb_hour": 0.01},
         },
         env={},
     )
-    app = create_app({"TESTING": True, "DASHBOARD_CACHE_SECONDS": 0}, config=cfg)
+    app = create_app({"TESTING": True, "DASHBOARD_CACHE_SECONDS": 0}, config=config)
     client = app.test_client()
     dash = client.get("/").get_data(as_text=True)
     assert "Cost at 0.10 EUR per core-hour" in dash

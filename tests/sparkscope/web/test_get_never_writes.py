@@ -38,7 +38,7 @@ from tests.sparkscope.web.conftest import make_app, populate
 
 CURRENT = load_heuristics(str(BUNDLED_CONFIG_DIR / "heuristics.yaml"))
 #: An older config: its results are stale under the bundled one.
-OLDER = build_registry({"task_granularity": {"min_tasks_for_tiny": 5000}})
+OLDER = build_registry({"task_granularity": {"tiny_min_tasks_per_slot": 5000}})
 
 
 def _load_fleet(url: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, list[int]]:
@@ -97,10 +97,13 @@ def _urls(app: Flask, engine: Engine) -> list[str]:
         ).all()
     heuristics = [e.name for e in CURRENT.entries]
     urls = ["/", "/?days=90", "/search", "/api/apps", "/help", "/help/", "/compare", "/history"]
+    urls += ["/whatif", "/advise", "/whatif?app_id=nope", "/advise?name=nope"]
     urls += [f"/help/{h}" for h in heuristics] + ["/help/no_such_heuristic"]
     for query in (
         *({"sort": s, "order": o} for s in SORT_KEYS for o in ("asc", "desc")),
         *({"severity": s} for s in SEVERITY_NAMES),
+        *({"severity": s, "severity_mode": "exactly"} for s in (*SEVERITY_NAMES, "unknown")),
+        {"verdict": "regression", "sort": "impact"},
         *({"heuristic": h} for h in heuristics),
         {"since": "7d", "user": "alice", "queue": "etl", "server": "prod", "page": "2"},
         {"name": "job", "start_from": "2020-01-01", "end_to": "2100-01-01"},
@@ -113,7 +116,10 @@ def _urls(app: Flask, engine: Engine) -> list[str]:
         urls += [f"/apps/{app_id}?{pinned}", f"/api/apps/{app_id}?{pinned}"]
         urls += [f"/apps/{app_id}?{pinned}&stages=all&findings_sort=impact"]
         urls += [f"/api/apps/{app_id}/whatif?{pinned}&executors=1,2,4&input_scale=2"]
+        urls += [f"/api/apps/{app_id}/sql?{pinned}", f"/apps/{app_id}?{pinned}&query=0"]
         urls += [f"/api/advise?{urlencode({'name': name, 'deadline': '30m', 'server': server})}"]
+        urls += [f"/apps/{app_id}/whatif?{pinned}&executors=1,2,4&deadline=10m"]
+        urls += [f"/advise?{urlencode({'name': name, 'server': server})}"]
         urls += [
             f"/history?{urlencode({'name': name})}",
             f"/api/history?{urlencode({'name': name})}",
@@ -130,6 +136,7 @@ def _urls(app: Flask, engine: Engine) -> list[str]:
     urls += ["/apps/nope", "/api/apps/nope", "/apps/app-dup", "/api/apps/app-dup"]
     urls += ["/api/compare?left=app-001", "/api/history", "/compare?left=nope&right=app-001"]
     urls += ["/api/apps/nope/whatif", "/api/advise?name=nope&deadline=1h", "/api/advise?name=x"]
+    urls += ["/api/apps/nope/sql"]
     return urls
 
 

@@ -21,7 +21,11 @@ def test_heuristic_page_has_doc_and_current_thresholds(client: FlaskClient) -> N
     assert "<td>GC time / task run time over executors (ratio; ascending)</td>" in html
     skew = client.get("/help/stage_skew").get_data(as_text=True)
     assert "<strong>How to fix.</strong>" in skew and "<li>" in skew
-    assert "<code>spark.sql.adaptive.enabled=true</code>" in skew
+    assert "<code>spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes</code>" in skew
+    # the cost caps in force are on every help page, with what they mean
+    assert "<code>cost_caps.wall_seconds</code></th><td>0</td><td>300</td>" in skew
+    assert "<code>cost_caps.core_hours</code></th><td>0</td><td>2</td><td>8</td><td>32</td>" in skew
+    assert "cap by wall-time cost" in skew
 
 
 def test_unknown_heuristic_is_404(client: FlaskClient) -> None:

@@ -77,9 +77,13 @@ def test_predictions_on_the_recorded_corpus(fresh_db_url: str, tmp_path: Path) -
     p = body["prediction"]
     assert set(p) == {
         "expected_ms", "low_ms", "high_ms", "level", "model", "n_train", "verdict",
-        "excess_pct", "causes", "regime",
+        "excess_pct", "causes", "regime", "changes",
     }  # fmt: skip
     assert set(p["regime"]) == {"kind", "ratio", "feature", "text"}
+    # What changed is stored for every predicted run (here against the run before it).
+    assert {
+        "kind": "setting", "key": "spark.sql.adaptive.enabled", "before": None, "after": "false"
+    } in p["changes"]["items"]  # fmt: skip
     assert p["verdict"] == "regression" and p["n_train"] == 6
     assert any("spark.sql.adaptive.enabled (unset) -> false" in c for c in p["causes"])
     first = client.get("/api/apps/local-1795976515177").get_json()["prediction"]

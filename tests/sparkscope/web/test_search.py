@@ -87,19 +87,21 @@ def test_sorting(client: FlaskClient) -> None:
     assert api_ids("severity=severe&sort=severity&order=asc") == ["app-att", "app-002", "app-xss"]
 
 
-def test_badges_have_severity_colour_and_title_and_panel_border(client: FlaskClient) -> None:
+def test_badges_have_severity_colour_and_title_and_row_border(client: FlaskClient) -> None:
     html = client.get("/search?app_id=app-002").get_data(as_text=True)
     assert 'class="badge sev-severe" title="Stage 2: max task 9.1x the median">stage_skew<' in html
     assert 'class="badge sev-low" title="GC took 8.5% of executor task time">executor_gc<' in html
     assert 'badge sev-none" title="No spill"' not in html
-    assert 'class="panel sev-border-severe"' in html
+    # The top finding's title is written out, not only on hover.
+    assert 'class="finding-title" title="Stage 2: max task 9.1x the median">Stage 2: max' in html
+    assert 'class="sev sev-border-severe"' in html
     ok = client.get("/search?app_id=app-001").get_data(as_text=True)
-    assert 'class="panel sev-border-none"' in ok
+    assert 'class="sev sev-border-none"' in ok
     moderate = client.get("/search?user=carol&sort=start").get_data(as_text=True)
-    assert 'class="panel sev-border-moderate"' in moderate
+    assert 'class="sev sev-border-moderate"' in moderate
     # Severe and critical borders differ, as their badges do.
     critical = client.get("/search?app_id=app-xss").get_data(as_text=True)
-    assert 'class="panel sev-border-critical"' in critical
+    assert 'class="sev sev-border-critical"' in critical
 
 
 def test_paging(fleet: Fleet) -> None:
@@ -139,6 +141,8 @@ def test_search_escapes_names_and_users(client: FlaskClient) -> None:
         ("page=-1", "page"),
         ("page=0", "page"),
         ("page=abc", "page"),
+        ("page=202", "page"),  # beyond the 10,000 matches search counts, at 50 a page
+        ("page=100000", "page"),
         ("sort=name", "sort"),
         ("order=sideways", "order"),
         ("severity=terrible", "severity"),

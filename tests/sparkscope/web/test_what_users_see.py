@@ -340,8 +340,8 @@ def test_config_error_is_shown_on_every_page_and_in_the_api(url: str, tmp_path: 
 
 
 def test_help_page_writes_times_and_sizes_as_the_pages_do(client: FlaskClient) -> None:
-    page = client.get("/help/stage_skew").get_data(as_text=True)
-    assert '300,000 <span class="muted">(5.0 min)</span>' in page  # min_stage_duration_ms
+    page = client.get("/help/task_granularity").get_data(as_text=True)
+    assert '60,000 <span class="muted">(1.0 min)</span>' in page  # target_task_ms
 
 
 def test_help_index_has_one_line_descriptions(client: FlaskClient) -> None:

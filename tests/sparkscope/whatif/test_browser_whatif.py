@@ -52,7 +52,7 @@ def test_what_if_chart_and_deadline(browser, base_url: str, corpus_url: str) -> 
     assert "69.2 s" in page.locator("#whatif-status").inner_text()
     # The status reports the stored run itself: its executors and its duration.
     observed = page.locator("#whatif-status").inner_text()
-    assert observed.startswith(f"Observed: {stored.num_executors} executors ×")
+    assert observed.startswith(f"Observed: {stored.num_executors} executors of 1 core")
     assert f"{stored.duration_ms / 1000:.1f} s. Floor: " in observed
 
     # A deadline marks the recommendation (and adds its marker to the chart).

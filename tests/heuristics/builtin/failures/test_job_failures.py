@@ -65,3 +65,15 @@ def test_failed_last_job_means_failed_application(failed_index: int, expected: S
     result = run(job_failures, make_app(jobs=jobs), P)
     assert result.severity == expected
     assert ("the last job (9) failed" in result.title) == (failed_index == 9)
+
+
+def test_a_lost_result_is_not_capped_by_its_cost() -> None:
+    """A failed job lost its result: a seconds-long application whose last job failed stays
+    SEVERE."""
+    jobs = [make_job(i) for i in range(4)]
+    jobs.append(make_job(4, status="FAILED", stage_ids=(1,), completion_time_ms=2000))
+    stages = [make_stage(0), make_stage(1, status="FAILED", executor_run_time_ms=1500)]
+    result = run(job_failures, make_app(jobs=jobs, stages=stages, duration_ms=7000), P)
+    assert result.severity == Severity.SEVERE and result.cost_cap is None
+    assert result.impact is not None and result.impact.core_hours == pytest.approx(1500 / 3_600_000)
+    assert result.stages == ((1, 0),)

@@ -37,7 +37,7 @@ def failures_app(unrecovered: int, recovered: int) -> object:
 )
 def test_severity_by_weighted_count(unrecovered: int, recovered: int, expected: Severity) -> None:
     result = run(stage_failures, failures_app(unrecovered, recovered), P)
-    assert result.severity == expected
+    assert result.pattern_severity == expected
     assert result.value == pytest.approx(unrecovered + 0.5 * recovered)
 
 
@@ -58,3 +58,14 @@ def test_recovered_weight_is_configurable() -> None:
 
 def test_no_stages() -> None:
     assert run(stage_failures, make_app(), P).title == "No stages recorded"
+
+
+def test_failed_attempts_are_listed_unrecovered_first_and_capped_by_their_time() -> None:
+    stages = [
+        make_stage(1, status="FAILED", executor_run_time_ms=1000, completion_time_ms=2000),
+        make_stage(1, attempt_id=1),
+        make_stage(2, status="FAILED", executor_run_time_ms=500, completion_time_ms=1000),
+    ]
+    result = run(stage_failures, make_app(stages=stages), P)
+    assert result.stages == ((2, 0), (1, 0))  # stage 2 never completed
+    assert (result.pattern_severity, result.severity) == (Severity.MODERATE, Severity.LOW)

@@ -59,9 +59,57 @@ def rate_app(failed: int, complete: int) -> object:
     ],
 )
 def test_severity_by_rate(failed: int, complete: int, expected: Severity) -> None:
-    result = run(task_failures, rate_app(failed, complete), P)
+    result = run(task_failures, rate_app(failed, complete), P, caps=None)
     assert result.severity == expected
     assert result.value == pytest.approx(failed / (failed + complete))
+    assert result.stages == (((0, 0),) if failed else ())
+
+
+@pytest.mark.parametrize(
+    ("run_min", "severity"),
+    [
+        (100, Severity.LOW),  # 200 failed attempts of 6 s: 0.3 core-hours
+        (1000, Severity.MODERATE),  # of 1 min: 3.3 core-hours
+        (10_000, Severity.CRITICAL),  # of 10 min: 33 core-hours
+    ],
+)
+def test_failed_attempts_are_capped_by_their_run_time(run_min: int, severity: Severity) -> None:
+    stage = make_stage(
+        num_failed_tasks=200, num_complete_tasks=800, executor_run_time_ms=run_min * 60_000
+    )
+    result = run(task_failures, make_app(stages=[stage]), P)
+    assert result.pattern_severity == Severity.CRITICAL
+    assert result.severity == severity
+
+
+@pytest.mark.parametrize(
+    ("message", "props", "conf"),
+    [
+        ("java.lang.OutOfMemoryError: Java heap space", {}, {"spark.executor.memory": "12g"}),
+        (
+            "java.lang.OutOfMemoryError: Java heap space",
+            {"spark.master": "local[4]", "spark.driver.memory": "2g"},
+            {"spark.driver.memory": "3g"},
+        ),
+        (
+            "Container killed by YARN for exceeding memory limits",
+            {"spark.executor.memoryOverhead": "2g"},
+            {"spark.executor.memoryOverhead": "3g"},
+        ),
+        # the default overhead (10% of 8g = 819 MiB) becomes at least 1 GiB
+        (
+            "Container killed by YARN for exceeding memory limits",
+            {},
+            {"spark.executor.memoryOverhead": "1536m"},
+        ),
+        ("FetchFailed(null, shuffleId=1)", {}, {}),
+    ],
+)
+def test_memory_causes_suggest_settings(message: str, props: dict, conf: dict) -> None:
+    task = make_task(1, status="FAILED", error_message=message)
+    stage = make_stage(num_failed_tasks=1, num_complete_tasks=99)
+    result = run(task_failures, make_app(stages=[stage], tasks=[task], props=props), P)
+    assert dict(result.conf) == conf
 
 
 def test_causes_in_details_and_advice() -> None:
@@ -83,7 +131,7 @@ def test_causes_in_details_and_advice() -> None:
         make_task(4, status="SUCCESS", error_message=None),
     ]
     stage = make_stage(num_failed_tasks=15, num_complete_tasks=85)
-    result = run(task_failures, make_app(stages=[stage], tasks=tasks), P)
+    result = run(task_failures, make_app(stages=[stage], tasks=tasks), P, caps=None)
     assert result.severity == Severity.SEVERE
     assert (
         result.title
@@ -100,7 +148,8 @@ def test_causes_in_details_and_advice() -> None:
     assert task_failures.CAUSE_ADVICE[task_failures.FETCH] in result.advice
     assert task_failures.CAUSE_ADVICE[task_failures.CONTAINER] not in result.advice
     assert result.impact is not None
-    assert result.impact.core_hours == pytest.approx(90_000 / 3_600_000)
+    # 15 failed attempts of a 100-minute stage of 100 tasks: 15 min, more than the stored 90 s
+    assert result.impact.core_hours == pytest.approx(15 / 60)
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""executor_gc: GC share of executor task time, with a LOW note when suspiciously low."""
+"""executor_gc: GC share of executor task time, capped by the GC time, with the heap to try."""
 
 from __future__ import annotations
 
@@ -32,23 +32,21 @@ def gc_app(ratio: float) -> object:
         (0.15, Severity.SEVERE),
         (0.1999, Severity.SEVERE),
         (0.2, Severity.CRITICAL),
-        # suspiciously low GC is never more than a LOW note
-        (0.0101, Severity.NONE),
-        (0.01, Severity.LOW),
-        (0.0, Severity.LOW),
+        # a low GC share is no finding (over-provisioning is the executor memory finding's)
+        (0.01, Severity.NONE),
+        (0.0, Severity.NONE),
     ],
 )
-def test_severity_both_directions(ratio: float, expected: Severity) -> None:
-    result = run(executor_gc, gc_app(ratio), P)
+def test_severity_at_thresholds(ratio: float, expected: Severity) -> None:
+    result = run(executor_gc, gc_app(ratio), P, caps=None)
     assert result.severity == expected
     assert result.value == pytest.approx(ratio)
-    assert result.advice == ("" if expected <= Severity.LOW else executor_gc.ADVICE)
-
-
-def test_low_note_title_and_impact() -> None:
-    result = run(executor_gc, gc_app(0.0), P)
-    assert "unusually low" in result.title
-    assert result.impact is not None and result.impact.core_hours is None
+    if expected > Severity.NONE:
+        assert result.advice.startswith(executor_gc.ADVICE)
+        # 8g executors: half as large again
+        assert result.conf == (("spark.executor.memory", "12g"),)
+    else:
+        assert (result.advice, result.conf) == ("", ())
 
 
 def test_impact_is_gc_core_hours() -> None:
@@ -63,21 +61,30 @@ def test_local_mode_uses_the_driver() -> None:
     driver = make_driver(total_duration_ms=RUN_MS, total_gc_time_ms=RUN_MS // 5, total_cores=2)
     app = make_app(executors=[driver], props={"spark.master": "local[2]"})
     result = run(executor_gc, app, P)
-    assert result.severity == Severity.CRITICAL
+    # 20 min of GC on 2 cores: 10 min of wall allows MODERATE
+    assert (result.pattern_severity, result.severity) == (Severity.CRITICAL, Severity.MODERATE)
     assert result.details is not None and result.details.rows[0][0] == "driver"
+    # local mode: the driver's heap (1g by default) is the one to raise
+    assert result.conf == (("spark.driver.memory", "1536m"),)
 
 
-def test_small_app_is_gated() -> None:
+@pytest.mark.parametrize(
+    ("run_ms", "severity"),
+    [
+        (16_000, Severity.LOW),  # 5 s of GC in a seconds-long application
+        (100 * MIN_MS, Severity.MODERATE),  # 2 × 50 min of GC: 1.7 core-hours, 12.5 min of wall
+        (400 * MIN_MS, Severity.SEVERE),  # 6.7 core-hours, 50 min of wall
+        (2000 * MIN_MS, Severity.CRITICAL),  # 33 core-hours
+    ],
+)
+def test_small_app_is_judged_and_capped_by_its_gc_time(run_ms: int, severity: Severity) -> None:
     execs = [
-        make_executor(
-            "1",
-            total_duration_ms=P.min_total_run_time_ms - 1,
-            total_gc_time_ms=P.min_total_run_time_ms // 2,
-        )
+        make_executor("1", total_duration_ms=run_ms, total_gc_time_ms=run_ms // 2),
+        make_executor("2", total_duration_ms=run_ms, total_gc_time_ms=run_ms // 2),
     ]
     result = run(executor_gc, make_app(executors=execs), P)
-    assert result.severity == Severity.NONE
-    assert "needed to judge GC" in result.title
+    assert result.pattern_severity == Severity.CRITICAL
+    assert result.severity == severity
 
 
 def test_no_executors() -> None:

@@ -1,4 +1,5 @@
-"""data_skew_groups: Dr. Elephant's two-group split of reconstructed task values."""
+"""data_skew_groups: Dr. Elephant's two-group split of reconstructed task values, capped by the
+heavy group's extra task time."""
 
 from __future__ import annotations
 
@@ -55,9 +56,11 @@ def sharp_app(ratio: float) -> object:
     AROUND_2_4_8_16,
 )
 def test_severity_by_group_mean_ratio(ratio: float, expected: Severity) -> None:
-    result = run(data_skew_groups, sharp_app(ratio), P)
+    result = run(data_skew_groups, sharp_app(ratio), P, caps=None)
     assert result.severity == expected
-    assert result.value == pytest.approx(ratio)
+    if expected > Severity.NONE:
+        assert result.value == pytest.approx(ratio)
+    assert result.stages == (((2, 0),) if expected > Severity.NONE else ())
 
 
 @pytest.mark.parametrize(
@@ -72,7 +75,7 @@ def test_severity_by_group_mean_ratio(ratio: float, expected: Severity) -> None:
     ],
 )
 def test_task_count_caps_severity(num_tasks: int, expected: Severity) -> None:
-    assert run(data_skew_groups, groups_app(32, num_tasks), P).severity == expected
+    assert run(data_skew_groups, groups_app(32, num_tasks), P, caps=None).severity == expected
 
 
 def test_a_none_title_says_there_is_no_concern() -> None:
@@ -95,7 +98,7 @@ def test_titles_name_the_metric_in_words_not_its_key() -> None:
 
 
 def test_shuffle_read_and_time_are_measured() -> None:
-    result = run(data_skew_groups, groups_app(10, metric="shuffle_read_bytes"), P)
+    result = run(data_skew_groups, groups_app(10, metric="shuffle_read_bytes"), P, caps=None)
     assert result.severity == Severity.SEVERE
     assert result.details is not None and result.details.rows[0][1] == "shuffle_read_bytes"
     dist = make_distribution({"executor_run_time_ms": step_curve(60_000, 600_000)})
@@ -106,12 +109,37 @@ def test_shuffle_read_and_time_are_measured() -> None:
     assert timed.impact.core_hours > 0
 
 
-def test_small_heavy_group_is_gated() -> None:
-    dist = make_distribution({"input_bytes": step_curve(MIB, 60 * MIB)})
+@pytest.mark.parametrize(
+    ("light_ms", "severity"),
+    [
+        (None, Severity.LOW),  # skewed bytes, no task time measured: costs nothing, still shown
+        (10, Severity.LOW),  # 90 ms extra per heavy task
+        (30_000, Severity.MODERATE),  # 270 s of wall time, 100 heavy tasks: 7.5 core-hours
+        (120_000, Severity.SEVERE),  # 18 min
+        (400_000, Severity.CRITICAL),  # 1 h of wall time
+    ],
+)
+def test_small_skew_is_reported_and_capped_by_its_time(
+    light_ms: float | None, severity: Severity
+) -> None:
+    metrics = {"input_bytes": step_curve(MIB, 60 * MIB)}
+    if light_ms is not None:
+        metrics["executor_run_time_ms"] = step_curve(light_ms, 10 * light_ms)
+    app = make_app(stages=[make_stage(num_tasks=400, distribution=make_distribution(metrics))])
+    result = run(data_skew_groups, app, P)
+    assert result.pattern_severity == Severity.CRITICAL
+    assert result.severity == severity
+
+
+def test_skewed_shuffle_read_gets_aqe_settings() -> None:
+    dist = make_distribution({"shuffle_read_bytes": step_curve(MIB, 100 * MIB)})
     app = make_app(stages=[make_stage(num_tasks=400, distribution=dist)])
     result = run(data_skew_groups, app, P)
-    assert result.severity == Severity.NONE
-    assert "large enough" in result.title
+    conf = dict(result.conf)
+    # 100 MiB is below the 256 MiB default threshold and two 64 MiB advisory pieces
+    assert conf["spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes"] == "50m"
+    assert "spark.sql.adaptive.skewJoin.enabled" not in conf  # on by default
+    assert "skewedPartitionThresholdInBytes" in result.advice
 
 
 def test_missing_distribution() -> None:
@@ -120,7 +148,7 @@ def test_missing_distribution() -> None:
 
 
 def test_many_tasks_are_sampled() -> None:
-    result = run(data_skew_groups, groups_app(10, num_tasks=200_000), P)
+    result = run(data_skew_groups, groups_app(10, num_tasks=200_000), P, caps=None)
     assert result.severity == Severity.SEVERE
     assert result.details is not None
     row = dict(zip(result.details.columns, result.details.rows[0], strict=True))

@@ -35,10 +35,11 @@ def wait_app(ratio: float, run_ms: int = RUN_MS, read_bytes: int = GIB) -> objec
     ],
 )
 def test_severity_at_thresholds(ratio: float, expected: Severity) -> None:
-    result = run(shuffle_fetch_wait, wait_app(ratio), P)
+    result = run(shuffle_fetch_wait, wait_app(ratio), P, caps=None)
     assert result.severity == expected
     assert result.value == pytest.approx(ratio)
-    assert result.title.startswith("Stage 6 waited")
+    assert "tage 6 waited" in result.title
+    assert result.stages == (((6, 0),) if expected > Severity.NONE else ())
 
 
 def test_impact() -> None:
@@ -49,13 +50,21 @@ def test_impact() -> None:
 
 
 @pytest.mark.parametrize(
-    ("run_ms", "read_bytes"),
-    [(P.min_stage_run_time_ms - 1, GIB), (RUN_MS, P.min_shuffle_read_bytes - 1)],
+    ("run_ms", "read_bytes", "severity"),
+    [
+        (1000, 1024, Severity.LOW),  # 0.9 s of waiting in a tiny stage: reported, LOW
+        (10 * MIN_MS, GIB, Severity.LOW),  # 9 min of waiting: 0.15 core-hours, 68 s of wall
+        (60 * MIN_MS, GIB, Severity.MODERATE),  # 0.9 core-hours, 405 s of wall
+        (300 * MIN_MS, GIB, Severity.SEVERE),  # 4.5 core-hours, 34 min of wall
+        (3000 * MIN_MS, GIB, Severity.CRITICAL),  # 45 core-hours
+    ],
 )
-def test_small_stages_are_gated(run_ms: int, read_bytes: int) -> None:
+def test_small_stages_are_judged_and_capped_by_the_wait(
+    run_ms: int, read_bytes: int, severity: Severity
+) -> None:
     result = run(shuffle_fetch_wait, wait_app(0.9, run_ms, read_bytes), P)
-    assert result.severity == Severity.NONE
-    assert "large enough" in result.title
+    assert result.pattern_severity == Severity.CRITICAL
+    assert result.severity == severity
 
 
 def test_no_shuffle() -> None:

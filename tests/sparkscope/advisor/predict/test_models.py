@@ -112,8 +112,8 @@ def series(n: int, slow_last: bool = False, double_input_last: bool = False):
     return matrix(inputs), y, np.ones(n, bool), np.arange(n) * 86_400_000.0
 
 
-def judge(X, y, ok, t) -> tuple[str, rolling.Point]:
-    points: list[rolling.Point | None] = []
+def judge(X, y, ok, t) -> tuple[str, rolling.PredictedRun]:
+    points: list[rolling.PredictedRun | None] = []
     for i in range(len(y)):
         points.append(rolling.predict_run(X, y, ok, t, i, points, 0.8))
     p = points[-1]
@@ -160,7 +160,7 @@ def test_degenerate_histories_give_answers(kind: str) -> None:
         y[:] = 9000.0
     if kind == "outlier":
         y[5] = 1e9
-    points: list[rolling.Point | None] = [None] * (n - 1)
+    points: list[rolling.PredictedRun | None] = [None] * (n - 1)
     p = rolling.predict_run(X, y, ok, t, n - 1, points, 0.8)
     assert p.expected is not None and math.isfinite(p.expected) and p.expected > 0
     assert p.low is not None and p.high is not None and p.low <= p.expected <= p.high
@@ -192,11 +192,13 @@ def test_predictions_config_section() -> None:
     from sparkscope.config.loader import parse_config
     from sparkscope.config.parsing import ConfigError
 
-    cfg = parse_config(
+    predictions = parse_config(
         {"predictions": {"key_patterns": [r"\d{4}-\d{2}-\d{2}"], "min_history": 3, "level": 0.9}}
     ).predictions
-    assert cfg.key_patterns == (r"\d{4}-\d{2}-\d{2}",) and cfg.min_history == 3
-    assert cfg.level == 0.9 and cfg.margin == 0.1 and cfg.class_aware is True
+    assert predictions.key_patterns == (r"\d{4}-\d{2}-\d{2}",) and predictions.min_history == 3
+    assert (
+        predictions.level == 0.9 and predictions.margin == 0.1 and predictions.class_aware is True
+    )
     for bad in ({"level": 1.5}, {"key_patterns": ["("]}, {"min_history": 0}, {"nope": 1}):
         with pytest.raises(ConfigError, match="predictions"):
             parse_config({"predictions": bad})

@@ -115,7 +115,7 @@ def test_an_extrapolated_run_gets_a_wider_interval() -> None:
     order = np.argsort(X[:, IB])
     X, y = X[order], y[order]
     ok, t = np.ones(len(y), dtype=bool), np.arange(len(y), dtype=float)
-    points: list[rolling.Point | None] = []
+    points: list[rolling.PredictedRun | None] = []
     for i in range(12):
         points.append(rolling.predict_run(X[:12], y[:12], ok, t, i, points, 0.8))
     inside = rolling.predict_run(np.vstack([X[:12], X[6]]), np.append(y[:12], y[6]), ok, t,

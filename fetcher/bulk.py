@@ -1,0 +1,118 @@
+"""Rows of one table written in one statement: ``COPY`` on PostgreSQL, one prepared ``INSERT``
+run over all the rows (executemany) on SQLite.
+
+The rows are the parser's dicts, keyed by column name; a key that a row lacks is the column's
+default (NULL if it has none). JSON columns are serialised here with orjson, as the text the
+column's JSON type would store: a ``None`` that is there is JSON ``null``, one that is missing
+is SQL NULL, as an INSERT that leaves the column out would store. The statement of each table is
+built once per dialect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from operator import itemgetter
+from typing import Any
+
+import orjson
+from sqlalchemy import JSON, Connection, Table, column, insert, table
+from sqlalchemy.exc import DBAPIError
+
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How the rows of one table are written."""
+
+    table: Table
+    #: the columns after the leading one (``application_id``), as written
+    names: tuple[str, ...]
+    defaults: tuple[Any, ...]
+    json: tuple[int, ...]  # indexes (in ``names``) of the JSON columns
+
+    def values(self, first: Any, rows: Iterable[Mapping[str, Any]]) -> list[tuple[Any, ...]]:
+        """One tuple per row: ``first`` (the application's id), then the columns."""
+        get = itemgetter(*self.names) if len(self.names) > 1 else lambda r: (r[self.names[0]],)
+        out = []
+        dumps = orjson.dumps
+        for row in rows:
+            try:
+                values = list(get(row))
+            except KeyError:
+                values = [row.get(n, d) for n, d in zip(self.names, self.defaults, strict=True)]
+            for i in self.json:
+                value = values[i]
+                values[i] = None if value is _MISSING else dumps(value).decode()
+            out.append((first, *values))
+        return out
+
+
+@cache
+def layout(model_table: Table, leading: str = "application_id") -> Layout:
+    """The layout of a table whose rows all start with ``leading``."""
+    cols = [c for c in model_table.columns if c.name != leading]
+    defaults = []
+    for c in cols:
+        if isinstance(c.type, JSON):
+            defaults.append(_MISSING)
+        elif c.default is not None and c.default.is_scalar:
+            defaults.append(c.default.arg)  # type: ignore[attr-defined]
+        else:
+            defaults.append(None)
+    return Layout(
+        table=model_table,
+        names=tuple(c.name for c in cols),
+        defaults=tuple(defaults),
+        json=tuple(i for i, c in enumerate(cols) if isinstance(c.type, JSON)),
+    )
+
+
+def write(conn: Connection, lay: Layout, first: Any, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Insert the rows (in the connection's transaction)."""
+    if not rows:
+        return
+    values = lay.values(first, rows)
+    if conn.dialect.name == "postgresql":
+        dbapi = conn.connection.driver_connection
+        assert dbapi is not None
+        sql = _copy_sql(conn, lay)
+        try:
+            with dbapi.cursor() as cur, cur.copy(sql) as copy:  # type: ignore[attr-defined]
+                for row in values:
+                    copy.write_row(row)
+        except conn.dialect.loaded_dbapi.Error as exc:  # as SQLAlchemy raises it for an INSERT
+            error = conn.dialect.loaded_dbapi.Error
+            raise DBAPIError.instance(sql, None, exc, error) from exc
+        return
+    conn.exec_driver_sql(_insert_sql(conn, lay), values)  # type: ignore[arg-type]
+
+
+_SQL: dict[tuple[str, str, str], str] = {}
+
+
+def _copy_sql(conn: Connection, lay: Layout) -> str:
+    key = ("copy", conn.dialect.name, lay.table.name)
+    sql = _SQL.get(key)
+    if sql is None:
+        quote = conn.dialect.identifier_preparer.quote
+        columns = ", ".join(quote(c.name) for c in lay.table.columns if c.name not in lay.names)
+        columns += ", " + ", ".join(quote(n) for n in lay.names)
+        sql = _SQL[key] = f"COPY {quote(lay.table.name)} ({columns}) FROM STDIN"
+    return sql
+
+
+def _insert_sql(conn: Connection, lay: Layout) -> str:
+    key = ("insert", conn.dialect.name, lay.table.name)
+    sql = _SQL.get(key)
+    if sql is None:
+        # The INSERT that Core compiles for the table, its JSON columns taking the text as it is.
+        leading = [c.name for c in lay.table.columns if c.name not in lay.names]
+        light = table(lay.table.name, *(column(n) for n in (*leading, *lay.names)))
+        compiled = insert(light).compile(dialect=conn.dialect)
+        positional = compiled.positiontup or []
+        assert list(positional) == [*leading, *lay.names], positional
+        sql = _SQL[key] = str(compiled)
+    return sql

@@ -1,0 +1,1 @@
+"""Finding event logs (local folders or fsspec URLs), their layouts and codecs, read line by line."""

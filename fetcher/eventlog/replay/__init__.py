@@ -1,0 +1,1 @@
+"""Replay of listener events into the History Server's status store (AppStatusListener)."""

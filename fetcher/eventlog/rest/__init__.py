@@ -1,0 +1,1 @@
+"""The History Server's REST answers rendered from a replay."""

@@ -1,0 +1,1 @@
+"""The SQL listener's replay and the ``/sql`` answers."""

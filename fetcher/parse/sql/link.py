@@ -1,0 +1,233 @@
+"""Which stages each SQL execution and each of its plan nodes ran in.
+
+1. Execution -> stages: the execution's job ids and those jobs' ``stageIds``. A later job lists an
+   already computed shuffle-map stage again (skipped there), so a stage belongs to the lowest job
+   id listing it; stages that never ran (not among the fetched stage attempts) are left out.
+2. Node -> stages: the ``(stage S.A: task T)`` inside its metric strings. A node without one takes
+   the stages of its pipeline: the nodes joined by codegen clusters and by graph edges that do not
+   leave an exchange (an exchange's write side runs in the map stage below it; its read-side
+   metrics name the stage of its parent).
+3. A stage whose tasks printed no stage id (a one-task stage prints plain totals) is matched by a
+   figure that must be equal: its shuffle records written to an Exchange's, its input records to a
+   scan's output rows, its output records to a write command's, its shuffle records read to an
+   Exchange's records read -- when exactly one node has that figure. A single stage left over
+   then takes the operators left over.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from fetcher.parse.sql.graph import GraphNode, ParsedExecution
+
+_READ_SIDE = frozenset(
+    {
+        "fetch wait time",
+        "local bytes read",
+        "remote bytes read",
+        "remote bytes read to disk",
+        "local blocks read",
+        "remote blocks read",
+        "records read",
+        "remote reqs duration",
+    }
+)
+# (stage field, node metric, which nodes may have it)
+_FIGURES = (
+    ("shuffle_write_records", "shuffle records written", "write"),
+    ("input_records", "number of output rows", "scan"),
+    ("output_records", "number of output rows", "command"),
+    ("shuffle_read_records", "records read", "read"),
+)
+
+
+@dataclass
+class StageLinks:
+    """Execution <-> stage <-> node maps of one application."""
+
+    execution_stages: dict[int, set[int]] = field(default_factory=dict)
+    #: execution id -> node id -> the stages the node ran in
+    node_stages: dict[int, dict[int, set[int]]] = field(default_factory=dict)
+
+    def nodes_of(self, execution_id: int) -> dict[int, set[int]]:
+        """Node id -> stages, for one execution."""
+        return self.node_stages.setdefault(execution_id, {})
+
+
+def _is_exchange(node: GraphNode) -> bool:
+    return node.name.endswith("Exchange")
+
+
+def link_stages(
+    executions: Iterable[ParsedExecution],
+    jobs: Iterable[Mapping[str, Any]],
+    stages: Iterable[Mapping[str, Any]],
+) -> StageLinks:
+    """The maps, from the parsed executions and the application's job and stage rows."""
+    execs = list(executions)
+    links = StageLinks()
+    by_stage: dict[int, Mapping[str, Any]] = {}
+    for st in sorted(stages, key=lambda s: (s["stage_id"], s["attempt_id"])):
+        by_stage[st["stage_id"]] = st  # the latest attempt
+    job_exec: dict[int, int] = {}
+    for ex in execs:
+        for j in ex.job_ids:
+            job_exec.setdefault(j, ex.execution_id)
+    owner: dict[int, int] = {}
+    for job in sorted(jobs, key=lambda j: j["job_id"]):
+        exec_id = job_exec.get(job["job_id"])
+        if exec_id is None:
+            continue
+        for s in job.get("stage_ids") or ():
+            if s in by_stage:
+                owner.setdefault(s, exec_id)
+    for s, exec_id in owner.items():
+        links.execution_stages.setdefault(exec_id, set()).add(s)
+    components = {ex.execution_id: _link_nodes(ex, links) for ex in execs}
+    for exec_id, per_node in links.node_stages.items():
+        for s in {s for ids in per_node.values() for s in ids}:
+            if s in by_stage and s not in owner:
+                # a job outside the listing: the metric string is the only link
+                owner[s] = exec_id
+                links.execution_stages.setdefault(exec_id, set()).add(s)
+    for ex in execs:
+        _match_figures(ex, links, by_stage, components[ex.execution_id])
+        _pair_leftovers(ex, links)
+    return links
+
+
+def _assign(links: StageLinks, ex: ParsedExecution, nids: Iterable[int], stage_id: int) -> None:
+    for nid in nids:
+        links.nodes_of(ex.execution_id).setdefault(nid, set()).add(stage_id)
+
+
+def _named_stages(links: StageLinks, exec_id: int) -> set[int]:
+    return {s for ids in links.nodes_of(exec_id).values() for s in ids}
+
+
+def _candidates(ex: ParsedExecution, metric: str, side: str, value: float) -> list[GraphNode]:
+    out = []
+    for n in ex.operators():
+        if n.in_cached_plan or n.total(metric) != value:
+            continue
+        if side in ("write", "read") and n.name != "Exchange":
+            continue
+        if side == "scan" and not n.name.startswith("Scan"):
+            continue
+        if side == "command" and not n.name.startswith("Execute"):
+            continue
+        out.append(n)
+    return out
+
+
+def _match_figures(
+    ex: ParsedExecution,
+    links: StageLinks,
+    by_stage: Mapping[int, Mapping[str, Any]],
+    comp: Mapping[int, int],
+) -> None:
+    """Stages without a stage id in any metric, matched by figures (module doc, step 3)."""
+    members: dict[int, list[int]] = {}
+    for nid, root in comp.items():
+        if not ex.nodes[nid].in_cached_plan:
+            members.setdefault(root, []).append(nid)
+    named = _named_stages(links, ex.execution_id)
+    for s in sorted(links.execution_stages.get(ex.execution_id, ())):
+        if s in named or s not in by_stage:
+            continue
+        picked: list[int] = []
+        for field_name, metric, side in _FIGURES:
+            value = by_stage[s].get(field_name)
+            if not isinstance(value, int | float) or value <= 0:
+                continue
+            cands = _candidates(ex, metric, side, value)
+            if len(cands) != 1:
+                continue
+            node = cands[0]
+            if side == "read":
+                for p in node.parents:
+                    picked.extend(members.get(comp.get(p, p), [p]))
+            elif side == "write":
+                picked.append(node.node_id)
+                for c in node.children:
+                    picked.extend(members.get(comp.get(c, c), [c]))
+            else:
+                picked.extend(members.get(comp.get(node.node_id, node.node_id), [node.node_id]))
+        if picked:
+            _assign(links, ex, sorted(set(picked)), s)
+
+
+def _pair_leftovers(ex: ParsedExecution, links: StageLinks) -> None:
+    """One stage of the execution that no node names gets the operators no stage claimed."""
+    named = _named_stages(links, ex.execution_id)
+    unnamed = [s for s in links.execution_stages.get(ex.execution_id, ()) if s not in named]
+    if len(unnamed) != 1:
+        return
+    orphans = [
+        n.node_id
+        for n in ex.operators()
+        if not n.in_cached_plan and n.metrics and n.node_id not in links.nodes_of(ex.execution_id)
+    ]
+    _assign(links, ex, orphans, unnamed[0])
+
+
+def _link_nodes(ex: ParsedExecution, links: StageLinks) -> dict[int, int]:
+    """Direct and inherited node stages (module doc, step 2); returns node -> pipeline root."""
+    parent_of = {nid: nid for nid in ex.nodes}
+
+    def find(x: int) -> int:
+        while parent_of[x] != x:
+            parent_of[x] = parent_of[parent_of[x]]
+            x = parent_of[x]
+        return x
+
+    def union(a: int, b: int) -> None:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent_of[ra] = rb
+
+    direct: dict[int, set[int]] = {}
+    carried: dict[int, set[int]] = {}  # read-side stages of an exchange, for its parents
+    for node in ex.nodes.values():
+        if node.in_cached_plan:
+            continue
+        ids: set[int] = set()
+        read_ids: set[int] = set()
+        for m in node.metrics.values():
+            if m.max_stage_id is None:
+                continue
+            if _is_exchange(node) and m.name in _READ_SIDE:
+                read_ids.add(m.max_stage_id)
+            else:
+                ids.add(m.max_stage_id)
+        direct[node.node_id] = ids
+        carried[node.node_id] = read_ids
+    cluster_of: dict[int, int] = {}
+    for node in ex.nodes.values():
+        if node.is_cluster:
+            try:
+                cluster_of[int(node.name.split("(")[1].rstrip(")"))] = node.node_id
+            except (IndexError, ValueError):
+                continue
+    for node in ex.nodes.values():
+        if node.codegen_id is not None and node.codegen_id in cluster_of:
+            union(node.node_id, cluster_of[node.codegen_id])
+    for src, dst in ex.edges:
+        child, parent = ex.nodes[src], ex.nodes[dst]
+        if child.in_cached_plan or parent.in_cached_plan or _is_exchange(child):
+            continue
+        union(src, dst)
+    comp_ids: dict[int, set[int]] = {}
+    for nid, ids in direct.items():
+        comp_ids.setdefault(find(nid), set()).update(ids)
+    for src, dst in ex.edges:
+        if carried.get(src):
+            comp_ids.setdefault(find(dst), set()).update(carried[src])
+    for nid in direct:
+        inherited = comp_ids.get(find(nid), set())
+        ids = (direct[nid] or inherited) if _is_exchange(ex.nodes[nid]) else direct[nid] | inherited
+        if ids:
+            links.nodes_of(ex.execution_id)[nid] = set(ids)
+    return {nid: find(nid) for nid in ex.nodes}

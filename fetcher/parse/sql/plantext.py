@@ -1,0 +1,277 @@
+"""The ``planDescription`` of a SQL execution (Spark's formatted explain), split into parts.
+
+The text is a tree (``+- * SortMergeJoin Inner (15)``), then one block per operator
+(``(15) SortMergeJoin [codegen id : 5]`` followed by ``Key: value`` lines), then the subqueries.
+Under adaptive execution the tree holds ``== Final Plan ==`` and ``== Initial Plan ==`` (or
+``== Current Plan ==``) branches below each ``AdaptiveSparkPlan``, also nested ones inside a cached
+relation. Tree lines are read by the column where the operator name starts; every walk is
+iterative, so a plan of any depth parses.
+
+Bounds: :data:`PLAN_PARSE_MAX_CHARS` of a description are parsed at all (beyond it the trees and
+blocks are partial and a note says so); the text kept for display is cut elsewhere.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from fetcher.parse.sql.metrics import parse_quantity
+
+PLAN_PARSE_MAX_CHARS = 8 * 1024 * 1024
+#: A detail value kept per operator field; longer ones (a 500-column Output) are cut.
+FIELD_KEEP_CHARS = 4000
+
+
+@dataclass
+class TreeOp:
+    """One line of a plan tree: an operator (``op_id`` is its ``(n)``) or a section marker."""
+
+    op_id: int | None
+    name: str
+    marker: str | None = None  # "Final Plan" / "Initial Plan" / "Current Plan" on marker lines
+    section: str = "plain"  # final | initial | current | plain | subquery
+    stats_size_bytes: float | None = None
+    stats_rows: float | None = None
+    children: list[TreeOp] = field(default_factory=list, repr=False)
+    column: int = 0
+
+    @property
+    def key(self) -> str:
+        """The matching key shared with graph nodes (:func:`op_key`)."""
+        return op_key(self.name)
+
+
+@dataclass
+class OpDetail:
+    """One ``(n) Name [codegen id : k]`` block: its ``Key: value`` lines (``Output [2]:`` -> ``Output``)."""
+
+    op_id: int
+    name: str
+    codegen_id: int | None
+    fields: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class PlanSubquery:
+    """A subquery section: the operator hosting it and its tree."""
+
+    hosting_op_id: int | None
+    expression: str
+    root: TreeOp | None
+
+
+@dataclass
+class PlanText:
+    """A parsed ``planDescription``."""
+
+    chars: int
+    adaptive: bool
+    roots: list[TreeOp]
+    subqueries: list[PlanSubquery]
+    details: dict[int, OpDetail]
+    notes: list[str] = field(default_factory=list)
+
+    def executed_ops(self, dedupe_exchanges: bool = True) -> list[TreeOp]:
+        """Operators that ran, in the graph's pre-order: final (else current, else initial) AQE
+        branches, each subquery after its hosting operator's children; marker lines left out.
+
+        ``dedupe_exchanges``: an exchange met again (reuse, a cached plan printed twice) is drawn
+        by the SHS graph as an edge to the first one, so its subtree is not walked again.
+        """
+        hosted: dict[int, list[TreeOp]] = {}
+        for sq in self.subqueries:
+            if sq.root is not None and sq.hosting_op_id is not None:
+                hosted.setdefault(sq.hosting_op_id, []).append(sq.root)
+        out: list[TreeOp] = []
+        seen_hosts: set[int] = set()
+        seen_exchanges: set[int] = set()
+        stack: list[TreeOp] = list(reversed(self.roots))
+        while stack:
+            op = stack.pop()
+            if dedupe_exchanges and op.marker is None and op.op_id is not None:
+                if _is_exchange(op.name):
+                    if op.op_id in seen_exchanges:
+                        continue
+                    seen_exchanges.add(op.op_id)
+            if op.marker is None:
+                out.append(op)
+            kids = _executed_children(op)
+            if op.op_id is not None and op.op_id in hosted and op.op_id not in seen_hosts:
+                seen_hosts.add(op.op_id)
+                kids = kids + hosted[op.op_id]
+            stack.extend(reversed(kids))
+        return out
+
+    def initial_ops(self) -> list[TreeOp]:
+        """Operators of the ``== Initial Plan ==`` branches (what adaptive execution started from)."""
+        return [op for op in walk(self.roots) if op.section == "initial" and op.marker is None]
+
+
+def _is_exchange(name: str) -> bool:
+    first = name.split(" ")[0]
+    return ("Exchange" in first and first != "ReusedExchange") or first == "Subquery"
+
+
+def _executed_children(op: TreeOp) -> list[TreeOp]:
+    markers = {c.marker: c for c in op.children if c.marker}
+    plain = [c for c in op.children if not c.marker]
+    for wanted in ("Final Plan", "Current Plan", "Initial Plan"):
+        if wanted in markers:
+            return plain + markers[wanted].children
+    return plain
+
+
+def walk(roots: Iterable[TreeOp]) -> Iterator[TreeOp]:
+    """Every line of the trees in pre-order (iteratively)."""
+    stack = list(reversed(list(roots)))
+    while stack:
+        op = stack.pop()
+        yield op
+        stack.extend(reversed(op.children))
+
+
+def op_key(name: str) -> str:
+    """The key shared by plan-text operators and graph nodes: the first word
+    (``SortMergeJoin Inner`` -> ``SortMergeJoin``), two words for ``Scan x`` / ``Execute X``."""
+    words = name.replace("*", " ").split()
+    if not words:
+        return ""
+    if words[0] in ("Scan", "Execute", "BatchScan", "FileScan") and len(words) > 1:
+        return words[0] + " " + words[1]
+    return words[0]
+
+
+_TREE_CHARS = frozenset(" :|+-")
+_OP_LINE_RE = re.compile(r"^(?P<star>\*\s+)?(?P<name>.*?)\s*\((?P<id>\d+)\)(?P<rest>.*)$")
+_STATS_TEXT_RE = re.compile(r"Statistics\(sizeInBytes=([^,)]+)(?:,\s*rowCount=([^,)]+))?")
+_DETAIL_HEAD_RE = re.compile(r"^\((\d+)\)\s+(.*?)\s*(?:\[codegen id\s*:\s*(\d+)\])?\s*$")
+_FIELD_RE = re.compile(r"^([A-Z][A-Za-z ]*?)(?:\s*\[\d+\])?\s*:\s?(.*)$")
+_SUBQ_HEAD_RE = re.compile(
+    r"^Subquery:\d+\s+Hosting operator id\s*=\s*(\d+)\s+Hosting Expression\s*=\s*(.*)$"
+)
+_SECTIONS = {"Final Plan": "final", "Initial Plan": "initial", "Current Plan": "current"}
+
+
+def parse_plan(text: str) -> PlanText:
+    """Split a ``planDescription`` into trees, subqueries and per-operator blocks; never raises."""
+    notes: list[str] = []
+    text = text if isinstance(text, str) else ""
+    if len(text) > PLAN_PARSE_MAX_CHARS:
+        notes.append(
+            f"plan text of {len(text):,} chars: only the first {PLAN_PARSE_MAX_CHARS:,} read"
+        )
+    lines = text[:PLAN_PARSE_MAX_CHARS].split("\n")
+    n = len(lines)
+    i = 0
+    while i < n and not lines[i].strip():
+        i += 1
+    if i < n and lines[i].strip().startswith("== "):
+        i += 1  # "== Physical Plan =="
+    tree_lines: list[str] = []
+    while i < n and lines[i].strip():
+        tree_lines.append(lines[i])
+        i += 1
+    roots = _parse_tree(tree_lines, notes)
+    subqueries: list[PlanSubquery] = []
+    details: dict[int, OpDetail] = {}
+    current: OpDetail | None = None
+    last_field: str | None = None
+    in_subqueries = False
+    while i < n:
+        line = lines[i].rstrip()
+        i += 1
+        stripped = line.strip()
+        if not stripped:
+            current, last_field = None, None
+            continue
+        if stripped.startswith("=====") and stripped.endswith("====="):
+            in_subqueries = "Subquer" in stripped
+            current = None
+            continue
+        m = _SUBQ_HEAD_RE.match(stripped)
+        if m and in_subqueries:
+            sub_tree: list[str] = []
+            while i < n and lines[i].strip() and not _DETAIL_HEAD_RE.match(lines[i].strip()):
+                sub_tree.append(lines[i])
+                i += 1
+            sub_roots = _parse_tree(sub_tree, notes, section="subquery")
+            root = sub_roots[0] if sub_roots else None
+            subqueries.append(PlanSubquery(int(m.group(1)), m.group(2)[:500], root))
+            current = None
+            continue
+        m = _DETAIL_HEAD_RE.match(stripped)
+        if m and (current is None or not line.startswith(" ")):
+            op_id = int(m.group(1))
+            codegen = int(m.group(3)) if m.group(3) else None
+            current = OpDetail(op_id, m.group(2).strip()[:500], codegen)
+            details.setdefault(op_id, current)
+            last_field = None
+            continue
+        if current is None:
+            continue
+        fm = _FIELD_RE.match(stripped)
+        if fm and len(fm.group(1)) <= 40:
+            last_field = fm.group(1).strip()
+            current.fields[last_field] = fm.group(2)[:FIELD_KEEP_CHARS]
+        elif last_field is not None:
+            joined = current.fields[last_field] + "\n" + stripped
+            current.fields[last_field] = joined[:FIELD_KEEP_CHARS]
+    adaptive = any(op.marker for op in walk(roots))
+    return PlanText(len(text), adaptive, roots, subqueries, details, notes)
+
+
+def _parse_tree(lines: list[str], notes: list[str], section: str = "plain") -> list[TreeOp]:
+    roots: list[TreeOp] = []
+    stack: list[TreeOp] = []
+    for raw in lines:
+        col = 0
+        while col < len(raw) and raw[col] in _TREE_CHARS:
+            col += 1
+        content = raw[col:].rstrip()
+        if not content:
+            continue
+        if content.startswith("== ") and content.endswith("=="):
+            label = content.strip("= ").strip()
+            marker = TreeOp(None, label, marker=label, column=col)
+            # a marker belongs to the innermost open AdaptiveSparkPlan at or left of its column
+            while stack and (
+                stack[-1].column > col or (stack[-1].column == col and stack[-1].marker)
+            ):
+                stack.pop()
+            while stack and not stack[-1].name.startswith("AdaptiveSparkPlan"):
+                stack.pop()
+            if stack:
+                stack[-1].children.append(marker)
+            else:
+                notes.append(f"plan marker '{label}' outside an AdaptiveSparkPlan")
+                roots.append(marker)
+            stack.append(marker)
+            continue
+        m = _OP_LINE_RE.match(content)
+        if m:
+            op = TreeOp(int(m.group("id")), m.group("name").strip()[:500], column=col)
+            sm = _STATS_TEXT_RE.search(m.group("rest"))
+            if sm:
+                op.stats_size_bytes = parse_quantity(sm.group(1))[0]
+                if sm.group(2):
+                    op.stats_rows = parse_quantity(sm.group(2))[0]
+        else:
+            op = TreeOp(None, content.lstrip("* ").strip()[:500], column=col)
+        while stack and (
+            stack[-1].column > col or (stack[-1].column == col and not stack[-1].marker)
+        ):
+            stack.pop()
+        (stack[-1].children if stack else roots).append(op)
+        stack.append(op)
+    todo = [(r, section) for r in roots]
+    while todo:
+        op, sec = todo.pop()
+        if op.marker:
+            sec = _SECTIONS.get(op.marker, sec)
+            if section == "subquery" and sec != "initial":
+                sec = "subquery"
+        op.section = sec
+        todo.extend((c, sec) for c in op.children)
+    return roots

@@ -1,0 +1,48 @@
+"""SHS timestamps: the fast path for the form every SHS writes gives what strptime gives, and
+anything else still goes through strptime."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime
+
+import pytest
+
+from fetcher.parse.fields import parse_time_ms
+
+
+def _strptime_ms(text: str) -> int | None:
+    text = text.strip().replace("GMT", "+0000").replace("Z", "+0000")
+    for fmt in ("%Y-%m-%dT%H:%M:%S.%f%z", "%Y-%m-%dT%H:%M:%S%z"):
+        try:
+            return int(datetime.strptime(text, fmt).timestamp() * 1000)
+        except ValueError:
+            continue
+    return None
+
+
+def test_the_shs_form_gives_what_strptime_gives() -> None:
+    rng = random.Random(7)
+    for _ in range(5000):
+        ms = rng.randrange(0, 4_102_444_800_000)  # 1970 .. 2100
+        dt = datetime.fromtimestamp(ms / 1000, UTC)
+        text = dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}GMT"
+        assert parse_time_ms(text) == _strptime_ms(text), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2026-02-30T10:00:00.000GMT",  # no such day
+        "2026-11-29T24:00:00.000GMT",  # no such hour
+        " 2026-11-29T17:07:08.478GMT",  # whitespace: the slow path strips it
+        "2026-11-29T17:07:08GMT",  # no milliseconds
+        "2026-11-29T17:07:08.478Z",
+        "2026-11-29T17:07:08.478+0100",
+        "2026-11-29T17:07:08.4785GMT",
+        "2026-1١-29T17:07:08.478GMT",  # a digit that is not ASCII
+        "yesterday",
+    ],
+)
+def test_other_texts_parse_as_strptime_parses_them(text: str) -> None:
+    assert parse_time_ms(text) == _strptime_ms(text)

@@ -1,0 +1,50 @@
+"""Bodies are decoded by orjson where a byte scan finds no number that could be out of range;
+every body decodes to what ``json`` gives, and what ``json`` refuses is still refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fetcher.shs import safejson
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_recorded_bodies_decode_as_json_decodes_them() -> None:
+    bodies = sorted((ROOT / "demo" / "spark-events" / "api").rglob("*.json"))
+    assert len(bodies) > 100
+    for path in bodies:
+        body = path.read_bytes()
+        assert safejson.loads(body) == json.loads(body), path
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"name": "lone \\ud800 surrogate"}',  # orjson refuses it, json reads it
+        '\ufeff{"bom": 1}'.encode(),  # a UTF-8 byte order mark
+        '{"utf16": "é"}'.encode("utf-16"),
+        b'{"a": 1, "a": 2}',
+        b"[1.5e308, -0.0, 1e-320]",
+    ],
+)
+def test_what_orjson_refuses_or_reads_differently_is_decoded_by_json(body: bytes) -> None:
+    assert safejson.loads(body) == json.loads(body)
+    assert safejson.loads_marking(body) == json.loads(body)
+
+
+@pytest.mark.parametrize(
+    "body", [b"[NaN]", b'{"x": Infinity}', b"[1e400]", b"[18446744073709551616]"]
+)
+def test_numbers_json_or_the_database_cannot_hold_are_refused(body: bytes) -> None:
+    with pytest.raises(safejson.HostileNumber):
+        safejson.loads(body)
+    assert safejson.find_hostile(safejson.loads_marking(body)) is not None
+
+
+def test_a_truncated_body_is_invalid_json() -> None:
+    with pytest.raises(ValueError):
+        safejson.loads(b'[{"jobId": 0, "name": "trunc')

@@ -1,0 +1,114 @@
+"""Bulk writes of the loader (COPY on PostgreSQL, one prepared INSERT on SQLite) store what the
+ORM's INSERT stored: every value as given, JSON read back equal, a JSON ``None`` as JSON null and
+a missing JSON key as SQL NULL, a missing count as its default; and a row of the wrong shape fails
+the transaction as an INSERT would."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import pytest
+from sqlalchemy import Table, func, select, text
+from sqlalchemy.exc import IntegrityError
+
+from fetcher import bulk
+from sparkscope.db import make_engine, make_sessionmaker
+from sparkscope.models.application import Application, Stage, StageTaskDistribution, Task
+from sparkscope.models.fetch import HistoryServer
+
+STAGE = {
+    "stage_id": 3,
+    "attempt_id": 0,
+    "name": "count at <stdin>:1 — ünïcode, 'quotes', \\ back\\slash\ttab\nline",
+    "status": "COMPLETE",
+    "num_tasks": 200,
+    "raw": {"stageId": 3, "nested": {"list": [1, 2.5, None, True], "s": "é\u2028"}},
+    # the counts left out take their default (0)
+}
+
+
+def _app(session: Any) -> int:
+    session.add(HistoryServer(name="s", url="http://s", created_at_ms=0))
+    session.flush()
+    app = Application(
+        server_id=1, app_id="app-1", attempt_id="", name="n", fetched_at_ms=0, completed=True
+    )
+    session.add(app)
+    session.flush()
+    return app.id
+
+
+def test_rows_read_back_as_written(fresh_db_url: str) -> None:
+    engine = make_engine(fresh_db_url)
+    factory = make_sessionmaker(engine)
+    task = {"stage_id": 3, "stage_attempt_id": 0, "task_id": 7, "index": 7, "attempt": 0}
+    task.update(status="SUCCESS", kept_because="slowest", executor_id="1", host="h")
+    task.update(duration_ms=None, error_message=None, raw={"taskId": 7})
+    with factory() as s, s.begin():
+        pk = _app(s)
+        conn = s.connection()
+        bulk.write(conn, bulk.layout(cast(Table, Stage.__table__)), pk, [STAGE])
+        dists = [
+            {
+                "stage_id": 3,
+                "attempt_id": 0,
+                "quantiles": [0.0, 0.5, 1.0],
+                "metrics": {"d": [1.0]},
+                "executor_metrics": None,
+            },
+        ]
+        bulk.write(conn, bulk.layout(cast(Table, StageTaskDistribution.__table__)), pk, dists)
+        bulk.write(conn, bulk.layout(cast(Table, Task.__table__)), pk, [task])
+    with factory() as s:
+        stage = s.scalars(select(Stage)).one()
+        assert (stage.name, stage.raw, stage.num_tasks) == (STAGE["name"], STAGE["raw"], 200)
+        assert stage.executor_run_time_ms == 0 and stage.completion_time_ms is None
+        dist = s.scalars(select(StageTaskDistribution)).one()
+        assert (dist.quantiles, dist.metrics, dist.executor_metrics) == (
+            [0.0, 0.5, 1.0],
+            {"d": [1.0]},
+            None,
+        )
+        # a None that is there is JSON null, as the JSON type stores it: not SQL NULL
+        assert (
+            s.scalar(select(func.count()).where(StageTaskDistribution.executor_metrics.is_(None)))
+            == 0
+        )
+        stored = s.scalars(select(Task)).one()
+        assert (stored.index, stored.duration_ms, stored.raw) == (7, None, {"taskId": 7})
+    engine.dispose()
+
+
+def test_a_missing_json_key_is_sql_null(fresh_db_url: str) -> None:
+    engine = make_engine(fresh_db_url)
+    factory = make_sessionmaker(engine)
+    with factory() as s, s.begin():
+        pk = _app(s)
+        conn = s.connection()
+        bulk.write(conn, bulk.layout(cast(Table, Stage.__table__)), pk, [STAGE])
+        older = {
+            "stage_id": 3,
+            "attempt_id": 0,
+            "quantiles": [0.5],
+            "metrics": {},
+        }  # no executor_metrics
+        bulk.write(conn, bulk.layout(cast(Table, StageTaskDistribution.__table__)), pk, [older])
+    with factory() as s:
+        count = s.scalar(
+            select(func.count()).where(StageTaskDistribution.executor_metrics.is_(None))
+        )
+        assert count == 1
+    engine.dispose()
+
+
+def test_a_bad_row_fails_the_transaction_and_leaves_nothing(fresh_db_url: str) -> None:
+    engine = make_engine(fresh_db_url)
+    factory = make_sessionmaker(engine)
+    with factory() as s, s.begin():
+        pk = _app(s)
+    bad = [STAGE, {**STAGE, "stage_id": 4, "status": None}]  # status is NOT NULL
+    with pytest.raises(IntegrityError), factory() as s, s.begin():  # the loader's "database error"
+        bulk.write(s.connection(), bulk.layout(cast(Table, Stage.__table__)), pk, bad)
+    with factory() as s:
+        assert s.scalar(text("SELECT count(*) FROM stage")) == 0
+    engine.dispose()
