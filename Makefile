@@ -30,6 +30,7 @@ demo-data: setup  ## load the recorded real applications into the embedded SQLit
 	$(PY) -m sparkscope fetch --url demo/spark-events
 	$(PY) -m sparkscope fetch --url demo/recurring-events
 	$(PY) -m sparkscope fetch --url demo/scaling-events
+	$(PY) -m sparkscope fetch --url demo/iterative-events
 	$(PY) -m sparkscope fetch --url demo/sql-events
 
 run: demo-data  ## install, load the demo data and serve on http://$(HOST):$(PORT)

@@ -9,6 +9,8 @@ Each one can be run alone with its own options:
   python -m benchmarks.eventlog_bench --help  event logs: equivalence with a real SHS, speed ratio, CPU/app, memory
   python -m benchmarks.redaction_bench --help redaction: CPU per application, worst case of each pattern
   python -m benchmarks.limits_bench --help    what-if limits: the worst allowed requests and the refused probes
+  python -m benchmarks.model_eval --help      prediction forms compared per regime (docs/dev/models.md;
+                                              not run here: tens of minutes)
 """
 
 from __future__ import annotations

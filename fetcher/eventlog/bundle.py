@@ -32,7 +32,7 @@ from sparkscope.models.eventlog import (
 
 
 @dataclass
-class StageTasks:
+class LogStageTasks:
     """The encoded tasks of one stage attempt (a ``stage_task_times`` row without its app)."""
 
     stage_id: int
@@ -52,7 +52,7 @@ class LogBundle(AppBundle):
     log_size: int = 0
     log_mtime_ms: int = 0
     bytes_read: int = 0
-    stage_tasks: list[StageTasks] = field(default_factory=list)
+    stage_tasks: list[LogStageTasks] = field(default_factory=list)
     #: stage id -> parent stage ids, every stage the log names (skipped ones too)
     stage_parents: dict[int, list[int]] = field(default_factory=dict)
     #: (stage id, attempt) -> executor run times (ms) of the tasks that succeeded, ascending:
@@ -119,7 +119,7 @@ def add_extras(bundle: LogBundle, app: ReplayedApp, known: set[tuple[int, int]])
         first = launch[order[0]]
         rows = [_offset(packed[i], launch[i] - first) for i in order]
         bundle.stage_tasks.append(
-            StageTasks(
+            LogStageTasks(
                 key[0], key[1], total, len(rows), first, encode_task_times(list(executors), rows)
             )
         )

@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from fetcher.eventlog.bundle import LogBundle, read_bundle
 from fetcher.eventlog.read.files import EventLogError, LogSource, is_candidate, source_of
-from fetcher.eventlog.read.fs import Entry, LogFS, LogStoreError, open_store
+from fetcher.eventlog.read.fs import LogFS, LogStoreError, StoreEntry, open_store
 from fetcher.parse.app import AppBundle
 from fetcher.parse.entry import AppEntry
 from fetcher.shs.client import ShsStopped, ShsUnreachable
@@ -100,7 +100,7 @@ class EventLogSource:
                 latest[app_id] = (rank, src)
         return [s for _, s in latest.values()]
 
-    def _source(self, entry: Entry) -> LogSource | None:
+    def _source(self, entry: StoreEntry) -> LogSource | None:
         assert self._fs is not None
         try:
             # A rolling folder without its marker is in progress (Spark's reader refuses it).

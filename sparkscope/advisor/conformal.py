@@ -28,16 +28,24 @@ def quantile_bounds(residuals: Sequence[float], level: float) -> tuple[float, fl
 
 
 def interval(
-    predicted: float, residuals: Sequence[float], level: float, floor: float = 0.02
+    predicted: float,
+    residuals: Sequence[float],
+    level: float,
+    floor: float = 0.02,
+    scale: float = 1.0,
 ) -> tuple[float, float]:
     """The interval around ``predicted`` (ms); at least ``floor`` (relative) on each side.
 
     With too few residuals for the level the interval is the widest the residuals allow: the
-    smallest and largest ratio seen (or +-floor when there are none).
+    largest ratio seen either way, on both sides (or +-floor when there are none). ``scale``: the residuals
+    were divided by their runs' difficulty; the bounds are multiplied by this run's (normalised
+    conformal: the coverage argument holds for the scaled residuals).
     """
     lo, hi = quantile_bounds(residuals, level)
     if not math.isfinite(lo):
-        lo = min(residuals, default=0.0)
-        hi = max(residuals, default=0.0)
-    lo, hi = min(lo, -floor), max(hi, floor)
+        # Too few residuals for the level: the largest miss seen, on either side (one side's
+        # extreme of a handful says little about where the next miss falls).
+        widest = max((abs(r) for r in residuals), default=0.0)
+        lo, hi = -widest, widest
+    lo, hi = min(lo * scale, -floor), max(hi * scale, floor)
     return predicted * math.exp(lo), predicted * math.exp(hi)

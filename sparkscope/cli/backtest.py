@@ -40,7 +40,9 @@ def backtest(
 
     n, MAPE, median and P90 absolute percentage error, share off by 2x or more, interval
     coverage against its nominal level, skill against last-run and median-of-5, and the
-    next-run forecast's MAPE. With --whatif: the what-if figures of the recurring keys'
+    next-run forecast's MAPE; then MAPE, P90 and coverage per regime (inside the key's range,
+    outside it by distance band, new key) and on the forward-in-size split (each key trained
+    on its smaller half, scored on its larger half). With --whatif: the what-if figures of the recurring keys'
     runs, all out of sample (single-run what-if, history-calibrated leave one out, sizing).
     """
     from sparkscope.db import make_engine, make_sessionmaker
@@ -52,21 +54,28 @@ def backtest(
     started = time.perf_counter()
     prediction_config = config.predictions
     factory = make_sessionmaker(make_engine(config.database_url))
-    per_key, overall = backtest_database(
+    figures = backtest_database(
         factory,
         prediction_config,
         names,
         prediction_config.min_history if min_history is None else min_history,
     )
-    if names and not per_key:
+    if names and not figures.per_key and not figures.forward_keys:
         fail_usage(f"no stored runs for {', '.join(names)}")
     seconds = time.perf_counter() - started
     if as_json:
         click.echo(
             json.dumps(
                 {
-                    "overall": asdict(overall),
-                    "keys": {k: asdict(m) for k, m in per_key.items()},
+                    "overall": asdict(figures.overall),
+                    "keys": {k: asdict(m) for k, m in figures.per_key.items()},
+                    "regimes": {k: asdict(m) for k, m in figures.regimes.items()},
+                    "extrapolation_bands": {k: asdict(m) for k, m in figures.bands.items()},
+                    "forward_split": {
+                        "overall": asdict(figures.forward),
+                        "bands": {k: asdict(m) for k, m in figures.forward_bands.items()},
+                        "keys": {k: asdict(m) for k, m in figures.forward_keys.items()},
+                    },
                     "seconds": round(seconds, 2),
                 },
                 indent=2,
@@ -77,13 +86,28 @@ def backtest(
         f"{'key':40s} {'n':>5s} {'MAPE':>6s} {'med':>6s} {'P90':>6s} {'2x':>5s} "
         f"{'cover':>6s} {'skill_last':>10s} {'skill_med5':>10s} {'next MAPE':>9s}"
     )
-    for key, m in [*sorted(per_key.items()), ("OVERALL", overall)]:
+    for key, m in [*sorted(figures.per_key.items()), ("OVERALL", figures.overall)]:
         click.echo(
             f"{key[:40]:40s} {m.n:5d} {_pct(m.mape)} {_pct(m.median_ape)} {_pct(m.p90_ape)} "
             f"{_pct(m.off_2x, 5)} {_pct(m.coverage)} {_pct(m.skill_last, 10)} "
             f"{_pct(m.skill_median5, 10)} {_pct(m.forecast_mape, 9)}"
         )
-    click.echo(f"interval level {overall.level:.0%}; {seconds:.1f} s")
+    click.echo("")
+    click.echo(
+        f"{'per regime (rolling origin)':40s} {'n':>5s} {'MAPE':>6s} {'P90':>6s} {'cover':>6s}"
+    )
+    rows = [(f"  {k}", m) for k, m in figures.regimes.items()]
+    rows += [(f"    extrapolated {k}", m) for k, m in figures.bands.items()]
+    rows += [("forward-in-size split (all extrapolated)", figures.forward)]
+    rows += [(f"    extrapolated {k}", m) for k, m in figures.forward_bands.items()]
+    rows += [(f"  {k}", m) for k, m in figures.forward_keys.items()]
+    for label, m in rows:
+        click.echo(f"{label[:40]:40s} {m.n:5d} {_pct(m.mape)} {_pct(m.p90_ape)} {_pct(m.coverage)}")
+    click.echo(
+        f"interval level {figures.overall.level:.0%}; new_key: runs with fewer than"
+        f" {prediction_config.min_history if min_history is None else min_history} earlier runs of their key;"
+        f" {seconds:.1f} s"
+    )
 
 
 def _pct(v: float | None, width: int = 6) -> str:

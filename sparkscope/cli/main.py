@@ -17,6 +17,7 @@ from sparkscope.cli import whatif as whatif_cli
 from sparkscope.cli.backtest import backtest
 from sparkscope.cli.common import EXIT_SOME_FAILED, CliState, fail_usage, pass_config
 from sparkscope.cli.fetch import dump, fetch
+from sparkscope.cli.forecast import forecast
 from sparkscope.cli.ingest import ingest
 from sparkscope.cli.notify import notify
 from sparkscope.cli.prune import prune
@@ -214,6 +215,7 @@ def _unknown_app_ids(factory: Any, app_ids: tuple[str, ...]) -> list[str]:
 for _command in (fetch, dump, schedule, notify, prune):
     cli.add_command(_command)
 cli.add_command(backtest)
+cli.add_command(forecast)
 cli.add_command(ingest)
 cli.add_command(whatif_cli.whatif)
 cli.add_command(whatif_cli.advise)

@@ -51,6 +51,20 @@ class RunPrediction(Base):
     verdict: Mapped[str] = mapped_column(
         String(24), comment="normal, regression, improvement or insufficient_history"
     )
+    regime: Mapped[str] = mapped_column(
+        String(16), server_default="new_key", comment="interpolation, extrapolation or new_key"
+    )
+    regime_ratio: Mapped[float | None] = mapped_column(
+        Float, comment="extrapolation: the run's size over the nearest end of the range seen"
+    )
+    regime_feature: Mapped[str | None] = mapped_column(
+        String(32), comment="extrapolation: the size feature furthest outside the range"
+    )
+    difficulty: Mapped[float] = mapped_column(
+        Float,
+        server_default="1",
+        comment="sqrt(1 + leverage) against the training runs (interval scale)",
+    )
     excess_pct: Mapped[float | None] = mapped_column(Float, comment="actual vs expected, %")
     causes: Mapped[list[str]] = mapped_column(Json, comment="causes of a regression")
     changes: Mapped[dict[str, Any] | None] = mapped_column(
@@ -81,6 +95,9 @@ class RecurringForecast(Base):
     level: Mapped[float] = mapped_column(Float, comment="nominal interval level")
     model: Mapped[str] = mapped_column(String(32), comment="serving forecast model")
     next_start_ms: Mapped[int | None] = mapped_column(BigInteger, comment="expected next start")
+    basis: Mapped[dict[str, Any] | None] = mapped_column(
+        Json, comment="what the forecast assumes of the next run, and its line for other sizes"
+    )
     computed_at_ms: Mapped[int] = mapped_column(BigInteger, comment="when computed, epoch ms")
 
 

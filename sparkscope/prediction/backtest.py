@@ -1,4 +1,5 @@
-"""Stored runs -> the rolling-origin backtest (sparkscope.advisor.predict.backtest), per key and overall.
+"""Stored runs -> the rolling-origin backtest (sparkscope.advisor.predict.backtest), per key,
+overall and per regime, and the forward-in-size split (sparkscope.advisor.predict.forward).
 
 Run features come from the stored predictions when present, else are built from the rows.
 """
@@ -6,12 +7,23 @@ Run features come from the stored predictions when present, else are built from 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from sparkscope.advisor.predict.backtest import Metrics, Run, metrics, run_backtest
+from sparkscope.advisor.predict.backtest import (
+    Metrics,
+    Run,
+    band_metrics,
+    metrics,
+    regime_metrics,
+    run_backtest,
+    score,
+    scored_runs,
+)
 from sparkscope.advisor.predict.features import recurring_key
+from sparkscope.advisor.predict.forward import forward_split
 from sparkscope.config.loader import PredictionConfig
 from sparkscope.models.application import Application
 from sparkscope.models.fetch import HistoryServer
@@ -19,22 +31,54 @@ from sparkscope.models.predictions import RunPrediction
 from sparkscope.prediction.runs import load_runs, succeeded
 
 
+@dataclass
+class Figures:
+    """What ``sparkscope backtest`` prints: the rolling origin per key, overall and per regime
+    (and per distance band of the extrapolated runs), and the forward-in-size split."""
+
+    per_key: dict[str, Metrics]
+    overall: Metrics
+    regimes: dict[str, Metrics]
+    bands: dict[str, Metrics]
+    forward: Metrics
+    forward_bands: dict[str, Metrics]
+    forward_keys: dict[str, Metrics]
+
+
 def backtest_database(
     factory: sessionmaker[Session],
     prediction_config: PredictionConfig,
     names: Sequence[str] = (),
     min_history: int = 5,
-) -> tuple[dict[str, Metrics], Metrics]:
-    """Metrics per key (keys with a scored run) and over every key."""
+) -> Figures:
+    """The backtest's figures over the stored runs (of the keys ``names``, or every key)."""
     with factory() as session:
         runs = _runs(session, prediction_config, names)
-    results = run_backtest(runs, prediction_config.level, prediction_config.class_aware)
+    results = run_backtest(
+        runs, prediction_config.level, prediction_config.class_aware, min_history
+    )
     # In key order, so `backtest --json` prints the same document for the same runs.
     per_key = {
         k: metrics([results[k]], prediction_config.level, min_history) for k in sorted(results)
     }
     per_key = {k: m for k, m in per_key.items() if m.n}
-    return per_key, metrics(results.values(), prediction_config.level, min_history)
+    forward = forward_split(runs, prediction_config.level, min_history)
+    scored = [(float(f.run.duration_ms or 0), f.point, None) for f in forward]
+    fkeys = {
+        k: score(
+            [s for s, f in zip(scored, forward, strict=True) if f.key == k], prediction_config.level
+        )
+        for k in sorted({f.key for f in forward})
+    }
+    return Figures(
+        per_key=per_key,
+        overall=metrics(results.values(), prediction_config.level, min_history),
+        regimes=regime_metrics(results.values(), prediction_config.level, min_history),
+        bands=band_metrics(scored_runs(results.values(), min_history), prediction_config.level),
+        forward=score(scored, prediction_config.level),
+        forward_bands=band_metrics(scored, prediction_config.level),
+        forward_keys=fkeys,
+    )
 
 
 def _runs(session: Session, prediction_config: PredictionConfig, names: Sequence[str]) -> list[Run]:

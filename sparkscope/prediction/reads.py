@@ -8,9 +8,11 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session, load_only
 
+from sparkscope.advisor.predict.regimes import Regime
 from sparkscope.models.application import Application
 from sparkscope.models.fetch import HistoryServer
 from sparkscope.models.predictions import RecurringForecast, RunPrediction
+from sparkscope.prediction.forecasts import ASSUMES
 from sparkscope.present.charts import plotly_date
 from sparkscope.present.display import fmt_duration_ms as d
 
@@ -42,6 +44,9 @@ _SHOWN = (
     RunPrediction.verdict,
     RunPrediction.excess_pct,
     RunPrediction.causes,
+    RunPrediction.regime,
+    RunPrediction.regime_ratio,
+    RunPrediction.regime_feature,
     RunPrediction.changes,
 )
 
@@ -52,8 +57,19 @@ def prediction_json(p: RunPrediction | None) -> dict[str, Any] | None:
         return None
     out = {f: getattr(p, f) for f in PREDICTION_FIELDS}
     out["causes"] = list(p.causes or [])
+    regime = _regime(p)
+    out["regime"] = {
+        "kind": regime.kind,
+        "ratio": p.regime_ratio,
+        "feature": regime.feature or None,
+        "text": regime.describe(),
+    }
     out["changes"] = p.changes
     return out
+
+
+def _regime(p: RunPrediction) -> Regime:
+    return Regime.stored(p.regime, p.regime_ratio, p.regime_feature)
 
 
 def forecast_json(f: RecurringForecast | None) -> dict[str, Any] | None:
@@ -66,6 +82,7 @@ def forecast_json(f: RecurringForecast | None) -> dict[str, Any] | None:
         "high_ms": f.high_ms,
         "level": f.level,
         "model": f.model,
+        "assumes": ASSUMES.get(f.model, ""),
     }
 
 
@@ -76,16 +93,19 @@ def app_prediction(session: Session, application_pk: int) -> RunPrediction | Non
 
 
 def prediction_line(p: RunPrediction | None) -> str | None:
-    """One line for the application page, e.g. ``expected 12 s (10–14 s, 80%); took 19 s: +58% —
-    regression: ...``."""
+    """One line for the application page, e.g. ``expected 12 s (10–14 s, 80%; extrapolated:
+    input 1.7x the largest seen); took 19 s: +58% — regression: ...``."""
     if p is None:
         return None
-    if p.verdict == "insufficient_history" or p.expected_ms is None:
-        return f"no verdict yet: {p.n_train} earlier successful run(s) of this application"
+    waiting = f"no verdict yet: {p.n_train} earlier successful run(s) of this application"
+    if p.expected_ms is None:
+        return waiting
     text = (
         f"expected {d(p.expected_ms)} ({d(p.low_ms)}–{d(p.high_ms)}, "
-        f"{p.level:.0%}); took {d(p.duration_ms)}"
+        f"{p.level:.0%}; {_regime(p).describe()}); took {d(p.duration_ms)}"
     )
+    if p.verdict == "insufficient_history":
+        return f"{text} — {waiting}"
     if p.excess_pct is not None:
         text += f": {p.excess_pct:+.0f}%"
     text += f" — {p.verdict}"
@@ -300,6 +320,7 @@ def history_band(session: Session, name: str, server: str | None, link: Any) -> 
     return {
         "figure": band_figure(runs, fc),
         "forecast": fc,
+        "assumes": ASSUMES.get(fc.model, "") if fc is not None else "",
         "regressions": regressions,
     }
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,7 +114,7 @@ def _refresh_key(
     since: int,
     new_runs: Sequence[RunRow],
     prediction_config: PredictionConfig,
-    pool: Sequence[float],
+    pool: Mapping[str, Sequence[float]],
     fpool: Sequence[float],
     model: classaware.ClassAware | None,
 ) -> int:
@@ -171,7 +171,19 @@ def _refresh_key(
             points.append(r.point)
             continue
         extra = {"class_gbdt": float(extras[i])} if i in extras else None
-        p = rolling.predict_run(X, y, ok, t, i, points, prediction_config.level, pool, fpool, extra)
+        p = rolling.predict_run(
+            X,
+            y,
+            ok,
+            t,
+            i,
+            points,
+            prediction_config.level,
+            pool,
+            fpool,
+            extra,
+            prediction_config.min_history,
+        )
         points.append(p)
         f = rolling.forecast_interval(p, points, y, ok, i, prediction_config.level, fpool)
         v, excess = verdict.verdict(
@@ -223,6 +235,10 @@ def _refresh_key(
                 model=p.model or "",
                 n_train=p.n_train,
                 verdict=v,
+                regime=p.regime.kind,
+                regime_ratio=_num(p.regime.stored_ratio),
+                regime_feature=p.regime.feature or None,
+                difficulty=float(p.difficulty),
                 excess_pct=_num(excess),
                 causes=causes,
                 changes=changes,
@@ -230,8 +246,23 @@ def _refresh_key(
             )
         )
         computed += 1
+    basis = rolling.next_basis(
+        X, y, ok, points, prediction_config.level, pool, prediction_config.min_history
+    )
     _store_forecast(
-        session, server_id, key, X, y, ok, t, points, prediction_config, fpool, len(runs), since
+        session,
+        server_id,
+        key,
+        X,
+        y,
+        ok,
+        t,
+        points,
+        prediction_config,
+        fpool,
+        len(runs),
+        since,
+        basis,
     )
     return computed
 
@@ -249,8 +280,10 @@ def _store_forecast(
     fpool: Sequence[float],
     nstored_runs: int,
     since: int,
+    basis: dict[str, Any] | None = None,
 ) -> None:
-    """The forecast of the run after the last one, stored for the key."""
+    """The forecast of the run after the last one, stored for the key (with ``basis``: what it
+    needs to answer for a next run of another size, see advisor.predict.nextrun)."""
     fc = rolling.next_forecast(X, y, ok, t, points, prediction_config.level, fpool)
     total = nstored_runs
     if since >= 0:  # the stored slice may not start at the key's first run
@@ -283,6 +316,7 @@ def _store_forecast(
             level=prediction_config.level,
             model=fc[3] if fc else "",
             next_start_ms=next_start,
+            basis=basis,
             computed_at_ms=now_ms(),
         )
     )

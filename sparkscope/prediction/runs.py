@@ -23,6 +23,7 @@ from sparkscope.advisor.predict.features import (
     recurring_key,
     run_features,
 )
+from sparkscope.advisor.predict.regimes import Regime
 from sparkscope.advisor.predict.rolling import PredictedRun
 from sparkscope.models.analysis import AnalysisResult
 from sparkscope.models.application import Application, EnvironmentProperty, Executor, Job, Stage
@@ -162,13 +163,17 @@ def _load_batch(session: Session, ids: list[int], numbers_only: bool = False) ->
         )
     ):
         execs[pk].append({"is_driver": is_driver, "total_cores": cores})
-    first_job = dict(
-        session.execute(
-            select(Job.application_id, func.min(Job.submission_time_ms))
-            .where(Job.application_id.in_(ids))
-            .group_by(Job.application_id)
-        ).all()
-    )
+    first_job: dict[int, int] = {}
+    jobs: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for pk, submitted, description in session.execute(
+        select(Job.application_id, Job.submission_time_ms, Job.description).where(
+            Job.application_id.in_(ids)
+        )
+    ):
+        if submitted is not None:
+            first_job[pk] = min(first_job.get(pk, submitted), submitted)
+        if description:
+            jobs[pk].append({"description": description})
     stages: dict[int, list[dict[str, Any]]] = defaultdict(list)
     if numbers_only:
         for pk, records in session.execute(
@@ -195,7 +200,12 @@ def _load_batch(session: Session, ids: list[int], numbers_only: bool = False) ->
             succeeded=succeeded(a),
             fetched_at_ms=int(a["fetched_at_ms"] or 0),
             features=run_features(
-                a, props[a["id"]], execs[a["id"]], stages[a["id"]], first_job.get(a["id"])
+                a,
+                props[a["id"]],
+                execs[a["id"]],
+                stages[a["id"]],
+                first_job.get(a["id"]),
+                jobs[a["id"]],
             ),
         )
         for a in apps
@@ -250,6 +260,10 @@ _POINT_COLUMNS = (
     RunPrediction.low_ms,
     RunPrediction.high_ms,
     RunPrediction.n_train,
+    RunPrediction.difficulty,
+    RunPrediction.regime,
+    RunPrediction.regime_ratio,
+    RunPrediction.regime_feature,
 )
 
 
@@ -272,13 +286,15 @@ def stored_runs(session: Session, server_id: int, key: str, since: int) -> list[
     out = [_stored_run(r) for r in reversed(before[rolling.RESIDUAL_RUNS :])]
     row: Any
     for row in reversed(before[: rolling.RESIDUAL_RUNS]):
-        cands, fcs, model, expected, low, high, n_train = row[6:]
+        cands, fcs, model, expected, low, high, n_train, diff, kind, ratio, feature = row[6:]
         cands, fcs = _parse(cands), _parse(fcs)
         forecasts = dict(fcs or {})
         fmodel = str(forecasts.pop("_model", ""))
         point = PredictedRun(
             dict(cands or {}), model, expected, low, high, n_train, forecasts, fmodel
         )
+        point.difficulty = float(diff or 1.0)
+        point.regime = Regime.stored(kind, ratio, feature)
         out.append(_stored_run(row, point=point))
     out.extend(_stored_run(r, features=RunFeatures.from_json(_parse(r[6]) or {})) for r in after)
     return out

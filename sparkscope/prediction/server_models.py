@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from sparkscope.advisor.predict import classaware, rolling
 from sparkscope.advisor.predict.backtest import POOL, REFIT_GROWTH
+from sparkscope.advisor.predict.regimes import REGIMES
 from sparkscope.config.loader import PredictionConfig
 from sparkscope.db import now_ms
 from sparkscope.models.predictions import PredictionModel, RunPrediction
@@ -165,11 +166,12 @@ class LazyPool(Sequence[float]):
         return iter(self._get())
 
 
-def pools(session: Session, server_id: int, before_ms: int) -> tuple[LazyPool, LazyPool]:
-    """The server's recent out-of-sample log residuals (served model, served forecast) among the
-    predictions computed before ``before_ms`` (the start of the refresh: what this refresh adds
-    does not count), read when first needed: only keys with fewer than
-    ``conformal.MIN_RESIDUALS`` residuals of their own borrow them."""
+def pools(session: Session, server_id: int, before_ms: int) -> tuple[dict[str, LazyPool], LazyPool]:
+    """The server's recent out-of-sample log residuals among the predictions computed before
+    ``before_ms`` (the start of the refresh: what this refresh adds does not count), read when
+    first needed (only keys with fewer than ``conformal.MIN_RESIDUALS`` residuals of their own
+    borrow them): the served model's, each divided by its run's difficulty, per regime ("" for
+    all), and the served forecast's."""
     rows: list[Any] | None = None
 
     def read() -> list[Any]:
@@ -181,6 +183,8 @@ def pools(session: Session, server_id: int, before_ms: int) -> tuple[LazyPool, L
                         RunPrediction.duration_ms,
                         RunPrediction.expected_ms,
                         RunPrediction.forecast_ms,
+                        RunPrediction.difficulty,
+                        RunPrediction.regime,
                     )
                     .where(
                         RunPrediction.server_id == server_id,
@@ -193,10 +197,18 @@ def pools(session: Session, server_id: int, before_ms: int) -> tuple[LazyPool, L
             )
         return rows
 
-    def served() -> list[float]:
-        return [e for d, p, _f in read() if (e := rolling.log_error(d, p)) is not None]
+    def served(kind: str) -> Callable[[], list[float]]:
+        def load() -> list[float]:
+            return [
+                e / float(h or 1.0)
+                for d, p, _f, h, k in read()
+                if (not kind or k == kind) and (e := rolling.log_error(d, p)) is not None
+            ]
+
+        return load
 
     def forecast() -> list[float]:
-        return [e for d, _p, f in read() if (e := rolling.log_error(d, f)) is not None]
+        return [e for d, _p, f, _h, _k in read() if (e := rolling.log_error(d, f)) is not None]
 
-    return LazyPool(served), LazyPool(forecast)
+    served_pools = {kind: LazyPool(served(kind)) for kind in ("", *REGIMES)}
+    return served_pools, LazyPool(forecast)

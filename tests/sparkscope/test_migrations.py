@@ -95,3 +95,47 @@ def test_0003_moves_stored_results_up_and_back_down(fresh_db_url: str) -> None:
     assert [r if isinstance(r, dict) else json.loads(r) for *_, r, _, _ in rows] == [gc, skew]
     migrate.upgrade(fresh_db_url)
     engine.dispose()
+
+
+def test_0014_drops_the_stored_predictions_and_queues_their_recomputation(
+    fresh_db_url: str,
+) -> None:
+    """Run features gained the iterations: 0014 empties the prediction cache (stored vectors one
+    feature short) and queues the predictions step of every server that has runs, once."""
+    migrate.downgrade(fresh_db_url, "0013")
+    engine = make_engine(fresh_db_url)
+    with engine.begin() as c:
+        for sid in (1, 2):
+            c.execute(
+                text(
+                    "INSERT INTO history_server (id, name, url, created_at_ms) "
+                    f"VALUES ({sid}, 's{sid}', 'u', 0)"
+                )
+            )
+        c.execute(
+            text(
+                "INSERT INTO application (id, server_id, app_id, attempt_id, name, completed, "
+                "fetched_at_ms, analysis_fingerprint) VALUES (7, 1, 'app-1', '', 'n', true, 0, 'fp')"
+            )
+        )
+        c.execute(
+            text(
+                "INSERT INTO run_prediction (application_id, server_id, key, start_time_ms, "
+                "succeeded, fetched_at_ms, features, vector, candidates, forecasts, level, model, "
+                "n_train, verdict, causes, computed_at_ms) VALUES (7, 1, 'n', 0, true, 0, '{}', "
+                "'[]', '{}', '{}', 0.8, 'io_line', 0, 'insufficient_history', '[]', 0)"
+            )
+        )
+    migrate.upgrade(fresh_db_url)
+    with engine.connect() as c:
+        assert c.execute(text("SELECT count(*) FROM run_prediction")).scalar() == 0
+        queued = c.execute(
+            text("SELECT server_id, subject FROM pipeline_pending WHERE step = 'predictions'")
+        ).all()
+    assert [tuple(r) for r in queued] == [(1, "")]  # server 2 has no runs
+    migrate.downgrade(fresh_db_url, "0013")
+    migrate.upgrade(fresh_db_url)  # again: still queued once
+    with engine.connect() as c:
+        n = c.execute(text("SELECT count(*) FROM pipeline_pending WHERE step = 'predictions'"))
+        assert n.scalar() == 1
+    engine.dispose()

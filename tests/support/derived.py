@@ -75,6 +75,15 @@ def _value(table: str, column: str, value: Any) -> Any:
     return value
 
 
+def _changes(value: Any, apps: dict[int, Any]) -> str:
+    """What changed, the run it is against by its natural key (ids follow the load order)."""
+    doc = json.loads(value) if isinstance(value, str) else dict(value)
+    against = doc.get("against")
+    if against and "application_id" in against:
+        doc["against"] = {**against, "application_id": apps.get(against["application_id"])}
+    return json.dumps(doc, sort_keys=True)
+
+
 def derived_state(db_url: str) -> dict[str, list[tuple[Any, ...]]]:
     """Table name -> its rows (sorted tuples of (column, value)), for every derived table."""
     engine = make_engine(db_url)
@@ -108,6 +117,8 @@ def derived_state(db_url: str) -> dict[str, list[tuple[Any, ...]]]:
                             value = apps[value]
                         elif column == "server_id":
                             value = servers[value]
+                        elif (table.name, column) == ("run_prediction", "changes") and value:
+                            value = _changes(value, apps)
                         else:
                             value = _value(table.name, column, value)
                         items.append((column, value))

@@ -20,6 +20,7 @@ from sparkscope.models.app_rows import APP_CHILD_TABLES
 from sparkscope.models.application import Application
 from sparkscope.models.eventlog import StageParent, StageTaskTimes
 from sparkscope.models.predictions import RunPrediction
+from sparkscope.whatif import inputs as whatif_inputs
 
 #: Columns that differ by nature between the two sources, and why.
 KNOWN_DIFFERENCES: dict[str, str] = {
@@ -35,6 +36,9 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "run_prediction.computed_at_ms": "when each was predicted",
 }
 EXTRA_TABLES = (StageTaskTimes, StageParent)
+#: What the event-log source adds to a run's what-if input (compared in their own tables above);
+#: the rest of the input is compared decoded.
+WHATIF_EXTRAS = ("tasks", "parents")
 #: Per-application tables derived after the load, compared too.
 DERIVED_TABLES = (RunPrediction,)
 
@@ -81,6 +85,9 @@ def stored(db_url: str) -> dict[tuple[str, str], dict[str, Any]]:
                 item = {col.name: _clean(v) for col, v in zip(cols, values, strict=True)}
                 if name == "analysis_input":  # a cache: compared as the inputs it decodes to
                     item["data"] = repr(decode(item["data"]))
+                if name == "whatif_input":
+                    data = whatif_inputs.decode(bytes(item["data"]))
+                    item["data"] = repr({k: v for k, v in data.items() if k not in WHATIF_EXTRAS})
                 out[keys[pk]].setdefault(name, []).append(item)
         for rows in out.values():
             for items in rows.values():

@@ -29,7 +29,7 @@ from typing import Any
 
 from fetcher.eventlog.read.blocks import CodecError, TruncatedStream
 from fetcher.eventlog.read.codecs import KNOWN_CODECS, open_decompressed
-from fetcher.eventlog.read.fs import Entry, LocalFS, LogFS
+from fetcher.eventlog.read.fs import LocalFS, LogFS, StoreEntry
 
 _loads: Callable[[bytes], Any]
 try:  # orjson is several times faster than json for event lines (the stdlib is the fallback)
@@ -114,10 +114,10 @@ def open_log(
 
 
 def source_of(
-    entry: Entry,
+    entry: StoreEntry,
     fs: LogFS,
     *,
-    children: list[Entry] | None = None,
+    children: list[StoreEntry] | None = None,
     missing_status_in_progress: bool = False,
 ) -> LogSource:
     """The log an entry of a folder holds (``children``: a rolling folder's, when listed)."""
@@ -139,7 +139,7 @@ def source_of(
 
 
 def _rolling(
-    folder: Entry, children: list[Entry], fs: LogFS, missing_status_in_progress: bool
+    folder: StoreEntry, children: list[StoreEntry], fs: LogFS, missing_status_in_progress: bool
 ) -> LogSource:
     p = folder.path
     if not folder.name.startswith(ROLLING_DIR_PREFIX):
@@ -181,7 +181,7 @@ def _rolling(
     )
 
 
-def is_candidate(entry: Entry) -> bool:
+def is_candidate(entry: StoreEntry) -> bool:
     """Whether a folder entry may be an event log (hidden entries, ``.crc`` files and folders
     other than rolling logs are not), as the SHS scans ``spark.history.fs.logDirectory``."""
     if entry.name.startswith(".") or entry.name.endswith(".crc"):

@@ -21,7 +21,7 @@ class LogStoreError(OSError):
 
 
 @dataclass(frozen=True)
-class Entry:
+class StoreEntry:
     """One entry of a folder."""
 
     name: str
@@ -34,7 +34,7 @@ class Entry:
 class LogFS(Protocol):
     """A file system holding event logs."""
 
-    def entries(self, folder: str) -> list[Entry]:
+    def entries(self, folder: str) -> list[StoreEntry]:
         """The entries directly under ``folder``."""
         ...
 
@@ -42,7 +42,7 @@ class LogFS(Protocol):
         """A binary, seekable stream of one file."""
         ...
 
-    def stat(self, path: str) -> Entry:
+    def stat(self, path: str) -> StoreEntry:
         """One file or folder."""
         ...
 
@@ -54,7 +54,7 @@ class LogFS(Protocol):
 class LocalFS:
     """The local file system."""
 
-    def entries(self, folder: str) -> list[Entry]:
+    def entries(self, folder: str) -> list[StoreEntry]:
         """The entries of a local folder (symbolic links followed)."""
         out = []
         with os.scandir(folder) as it:
@@ -63,18 +63,20 @@ class LocalFS:
                     st = d.stat()
                 except FileNotFoundError:
                     continue  # removed while listing
-                out.append(Entry(d.name, d.path, d.is_dir(), st.st_size, int(st.st_mtime * 1000)))
+                out.append(
+                    StoreEntry(d.name, d.path, d.is_dir(), st.st_size, int(st.st_mtime * 1000))
+                )
         return out
 
     def open(self, path: str) -> BinaryIO:
         """Open a local file."""
         return open(path, "rb")  # noqa: SIM115 - the caller closes it
 
-    def stat(self, path: str) -> Entry:
+    def stat(self, path: str) -> StoreEntry:
         """One local file or folder."""
         st = os.stat(path)
         is_dir = os.path.isdir(path)
-        return Entry(os.path.basename(path), path, is_dir, st.st_size, int(st.st_mtime * 1000))
+        return StoreEntry(os.path.basename(path), path, is_dir, st.st_size, int(st.st_mtime * 1000))
 
     def join(self, folder: str, name: str) -> str:
         """``os.path.join``."""
@@ -117,9 +119,9 @@ class FsspecFS:
             raise LogStoreError(f"{url}: no usable fsspec driver: {exc}") from None
         self.protocol = urlsplit(url).scheme
 
-    def _entry(self, info: dict[str, Any]) -> Entry:
+    def _entry(self, info: dict[str, Any]) -> StoreEntry:
         path = str(info["name"]).rstrip("/")
-        return Entry(
+        return StoreEntry(
             name=path.rsplit("/", 1)[-1],
             path=path,
             is_dir=info.get("type") == "directory",
@@ -127,7 +129,7 @@ class FsspecFS:
             mtime_ms=_mtime_ms(info),
         )
 
-    def entries(self, folder: str) -> list[Entry]:
+    def entries(self, folder: str) -> list[StoreEntry]:
         """``fs.ls(folder, detail=True)`` as entries."""
         try:
             infos = self.fs.ls(folder, detail=True)
@@ -141,7 +143,7 @@ class FsspecFS:
         """``fs.open(path, "rb")``."""
         return self.fs.open(path, "rb")  # type: ignore[no-any-return]
 
-    def stat(self, path: str) -> Entry:
+    def stat(self, path: str) -> StoreEntry:
         """``fs.info(path)`` as an entry."""
         return self._entry(self.fs.info(path))
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sparkscope.advisor.predict import classaware, rolling
+from sparkscope.advisor.predict.regimes import EXTRAPOLATION, INTERPOLATION, NEW_KEY, REGIMES
 from sparkscope.advisor.predict.rolling import PredictedRun
 
 #: Residuals of other runs kept for keys with too few of their own (the conformal fallback).
@@ -54,7 +55,7 @@ def _arrays(runs: Sequence[Run]) -> tuple[Any, Any, Any, Any]:
 
 
 def run_backtest(
-    runs: Iterable[Run], level: float, class_aware: bool = True
+    runs: Iterable[Run], level: float, class_aware: bool = True, min_history: int = 5
 ) -> dict[str, KeyResult]:
     """Predict every run from the runs that started before it; returns the points per key."""
     import numpy as np
@@ -71,7 +72,7 @@ def run_backtest(
         arrays[key] = _arrays(rs)
         order.extend((r.start_ms, key, i) for i, r in enumerate(rs))
     order.sort()
-    pool: deque[float] = deque(maxlen=POOL)
+    pool: dict[str, deque[float]] = {k: deque(maxlen=POOL) for k in ("", *REGIMES)}
     fpool: deque[float] = deque(maxlen=POOL)
     seen_X: list[Sequence[float]] = []
     seen_y: list[float] = []
@@ -91,13 +92,14 @@ def run_backtest(
         extra = None
         if class_pred is not None:
             extra = {"class_gbdt": float(class_pred[g])}
-        p = rolling.predict_run(X, y, ok, t, i, res.points, level, pool, fpool, extra)
+        p = rolling.predict_run(X, y, ok, t, i, res.points, level, pool, fpool, extra, min_history)
         res.points[i] = p
         res.forecasts[i] = rolling.forecast_interval(p, res.points, y, ok, i, level, fpool)
         if ok[i]:
             e = rolling.log_error(float(y[i]), p.expected)
             if e is not None:
-                pool.append(e)
+                pool[""].append(e / p.difficulty)
+                pool[p.regime.kind].append(e / p.difficulty)
             f = res.forecasts[i]
             fe = rolling.log_error(float(y[i]), f[0] if f else None)
             if fe is not None:
@@ -130,34 +132,84 @@ def _ape(actual: float, predicted: float | None) -> float | None:
     return abs(predicted - actual) / actual
 
 
+#: (actual duration, point, served forecast) of one scored run.
+Scored = tuple[float, PredictedRun, "tuple[float, float, float] | None"]
+
+
+def scored_runs(
+    results: Iterable[KeyResult], min_history: int, new_keys: bool = False
+) -> list[Scored]:
+    """The successful runs with a prediction and at least ``min_history`` earlier successful
+    runs of their key (with ``new_keys``: instead those with fewer)."""
+    out: list[Scored] = []
+    for res in results:
+        earlier = 0
+        for r, p, f in zip(res.runs, res.points, res.forecasts, strict=True):
+            if r.ok and p is not None and p.expected and (earlier < min_history) == new_keys:
+                out.append((float(r.duration_ms or 0), p, f))
+            earlier += bool(r.ok)
+    return out
+
+
 def metrics(results: Iterable[KeyResult], level: float, min_history: int) -> Metrics:
     """Metrics over the successful runs with at least ``min_history`` earlier successful runs."""
+    return score(scored_runs(results, min_history), level)
+
+
+def regime_metrics(
+    results: Iterable[KeyResult], level: float, min_history: int
+) -> dict[str, Metrics]:
+    """Metrics per regime: interpolation and extrapolation among the runs :func:`metrics`
+    scores, and the new-key regime over the runs with fewer earlier runs of their key."""
+    results = list(results)
+    scored = scored_runs(results, min_history)
+    out = {
+        kind: score([s for s in scored if s[1].regime.kind == kind], level)
+        for kind in (INTERPOLATION, EXTRAPOLATION)
+    }
+    out[NEW_KEY] = score(scored_runs(results, min_history, new_keys=True), level)
+    return out
+
+
+#: Bands of the distance outside the range (the ratio to the largest or smallest seen).
+BANDS = ((1.0, 1.25), (1.25, 2.0), (2.0, float("inf")))
+
+
+def band_metrics(scored: Sequence[Scored], level: float) -> dict[str, Metrics]:
+    """Metrics of extrapolated runs per band of their distance outside the range."""
+    out = {}
+    for lo, hi in BANDS:
+        chosen = [
+            s for s in scored if s[1].regime.kind == EXTRAPOLATION and lo < s[1].regime.ratio <= hi
+        ]
+        label = f"{lo:g}-{hi:g}x" if hi != float("inf") else f">{lo:g}x"
+        out[label] = score(chosen, level)
+    return out
+
+
+def score(scored: Sequence[Scored], level: float) -> Metrics:
+    """The error figures of a set of scored runs."""
     import numpy as np
 
     ape, last, med5, fape, off2 = [], [], [], [], []
     covered = fcovered = 0
-    for res in results:
-        earlier = 0
-        for r, p, f in zip(res.runs, res.points, res.forecasts, strict=True):
-            if r.ok and p is not None and p.expected and earlier >= min_history:
-                y = float(r.duration_ms or 0)
-                ape.append(_ape(y, p.expected))
-                last.append(_ape(y, p.predictions.get("last_run")))
-                med5.append(_ape(y, p.predictions.get("median_5")))
-                ratio = max(p.expected / y, y / p.expected)
-                off2.append(ratio >= 2)
-                covered += bool(p.low is not None and p.high and p.low <= y <= p.high)
-                if f is not None:
-                    fape.append(_ape(y, f[0]))
-                    fcovered += bool(f[1] <= y <= f[2])
-            earlier += bool(r.ok)
+    for y, p, f in scored:
+        ape.append(_ape(y, p.expected))
+        last.append(_ape(y, p.predictions.get("last_run")))
+        med5.append(_ape(y, p.predictions.get("median_5")))
+        ratio = max((p.expected or 0) / y, y / (p.expected or 1))
+        off2.append(ratio >= 2)
+        covered += bool(p.low is not None and p.high and p.low <= y <= p.high)
+        if f is not None:
+            fape.append(_ape(y, f[0]))
+            fcovered += bool(f[1] <= y <= f[2])
     n = len(ape)
     if n == 0:
         return Metrics(0, None, None, None, None, None, level, None, None, None, None)
     a = np.array(ape, dtype=float)
     mape = float(a.mean())
-    mlast = float(np.mean(np.array(last, dtype=float)))
-    mmed = float(np.mean(np.array(med5, dtype=float)))
+    mlast = _mean(last)
+    mmed = _mean(med5)
     return Metrics(
         n=n,
         mape=mape,
@@ -166,8 +218,13 @@ def metrics(results: Iterable[KeyResult], level: float, min_history: int) -> Met
         off_2x=float(np.mean(off2)),
         coverage=covered / n,
         level=level,
-        skill_last=1 - mape / mlast if mlast > 0 else None,
-        skill_median5=1 - mape / mmed if mmed > 0 else None,
-        forecast_mape=float(np.mean(np.array(fape, dtype=float))) if fape else None,
+        skill_last=1 - mape / mlast if mlast else None,
+        skill_median5=1 - mape / mmed if mmed else None,
+        forecast_mape=_mean(fape),
         forecast_coverage=fcovered / len(fape) if fape else None,
     )
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    got = [v for v in values if v is not None]
+    return sum(got) / len(got) if got else None

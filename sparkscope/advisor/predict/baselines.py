@@ -8,6 +8,7 @@ runs that started before the predicted one; callers guarantee at least one.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from sparkscope.advisor.predict.features import NUMERIC
@@ -95,18 +96,120 @@ PARALLEL_COLUMNS = (NUMERIC.index("input_bytes"),)
 RIDGE = 0.001
 
 
-def _fit(A: Any, G: Any, b: Any, work: Any, z: Any) -> tuple[float, float, float]:
+def _fit(A: Any, G: Any, b: Any, work: Any, y: Any) -> tuple[Any, float, float, float]:
     """Ridge line of ``work`` on the design ``A`` (intercept first, then scaled and centred
-    columns; ``G = A'A``, ``b = A'work``), intercept not penalised: (the work predicted for the
-    design row ``z``, residual sum of squares, effective degrees of freedom: the trace of the hat
-    matrix)."""
+    columns; ``G = A'A``, ``b = A'work``), intercept not penalised: (coefficients, residual sum of
+    squares, effective degrees of freedom: the trace of the hat matrix, PRESS of the relative
+    errors: the sum of (leave-one-out residual / duration)^2 over the runs ``y``)."""
     import numpy as np
 
     k = A.shape[1]
     inv = np.linalg.inv(G + np.diag([0.0] + [RIDGE * len(work)] * (k - 1)))
     w = inv @ b
     resid = work - A @ w
-    return max(float(z @ w), 0.0), float(resid @ resid), float(np.trace(inv @ G))
+    h = ((A @ inv) * A).sum(axis=1)
+    loo = resid / np.maximum(1.0 - h, 1e-9)
+    press = float(((loo / y) ** 2).sum())
+    return w, float(resid @ resid), float(np.trace(inv @ G)), press
+
+
+class LineFit:
+    """The I/O line and the slot line fitted on a key's training runs, evaluated at any rows.
+
+    ``slots_matter``: the slot line's per-slot term is significant (the partial F-test);
+    ``press``: the relative PRESS of each line (name -> value; inf when not fitted).
+    """
+
+    def __init__(self, X: Any, y: Any, alpha: float = 0.0) -> None:
+        import numpy as np
+        from scipy.special import fdtrc
+
+        self.y_min = float(y.min())
+        self.slots_matter = False
+        self.press = {"io_line": math.inf, "slot_line": math.inf}
+        work = y - X[:, STARTUP]
+        n = len(y)
+        self.cols = [c for c in IO_COLUMNS if X[:, c].max() > 1.0001 * X[:, c].min()]
+        self.median_work = float(median_of_last(X, work, None))
+        self.fitted = n >= 4 and bool(self.cols)
+        if not self.fitted:
+            return
+        M = X[:, self.cols]
+        self.varies = bool(X[:, SLOTS].max() > 1.0001 * max(X[:, SLOTS].min(), 1.0))
+        self.par = [c for c in PARALLEL_COLUMNS if X[:, c].max() > 0] if self.varies else []
+        if self.par:  # the parallel columns, divided by the slots, after the I/O ones
+            M = np.column_stack([M, X[:, self.par] / np.maximum(X[:, SLOTS], 1.0)[:, None]])
+        scale = np.abs(M).max(axis=0)
+        scale[scale == 0] = 1.0
+        self.scale = scale
+        Z = M / scale
+        self.mu = Z.mean(axis=0)
+        A = np.column_stack([np.ones(n), Z - self.mu])
+        G, b = A.T @ A, A.T @ work
+        k = 1 + len(self.cols)  # the I/O line: the first columns (same scaling, same centring)
+        self.w_io, rss0, df0, self.press["io_line"] = _fit(A[:, :k], G[:k, :k], b[:k], work, y)
+        self.w_slot = self.w_io
+        self.press["slot_line"] = self.press["io_line"]
+        if A.shape[1] == k:
+            return
+        self.w_slot, rss1, df1, self.press["slot_line"] = _fit(A, G, b, work, y)
+        extra, resid_df = df1 - df0, n - df1
+        if extra <= 1e-6 or resid_df < 1 or rss1 >= rss0:
+            self.slots_matter = False
+        elif rss1 <= 0:
+            self.slots_matter = True
+        else:
+            stat = ((rss0 - rss1) / extra) / (rss1 / resid_df)
+            self.slots_matter = bool(fdtrc(extra, resid_df, stat) < alpha)
+
+    _FIELDS = ("y_min", "slots_matter", "cols", "median_work", "fitted", "par", "scale", "mu",
+               "w_io", "w_slot")  # fmt: skip
+
+    def to_json(self) -> dict[str, Any]:
+        """The fitted lines as plain numbers (``from_json`` evaluates them again)."""
+        import numpy as np
+
+        out = {}
+        for name in self._FIELDS:
+            v = getattr(self, name, None)
+            out[name] = v.tolist() if isinstance(v, np.ndarray) else v
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> LineFit:
+        import numpy as np
+
+        fit = cls.__new__(cls)
+        for name in cls._FIELDS:
+            v = data.get(name)
+            setattr(
+                fit,
+                name,
+                np.array(v, dtype=float)
+                if name in ("scale", "mu", "w_io", "w_slot") and v is not None
+                else v,
+            )
+        fit.press = {}
+        return fit
+
+    def at(self, rows: Any) -> tuple[Any, Any]:
+        """(I/O line, slot line) for each row of ``rows``, start-up included, floored."""
+        import numpy as np
+
+        rows = np.atleast_2d(rows)
+        start = rows[:, STARTUP]
+        floor = FLOOR * self.y_min  # a line extrapolated below zero says nothing: the floor
+        if not self.fitted:
+            same = self.median_work + start
+            return same, same
+        M = rows[:, self.cols]
+        if self.par:
+            M = np.column_stack([M, rows[:, self.par] / np.maximum(rows[:, SLOTS], 1.0)[:, None]])
+        Zc = M / self.scale - self.mu
+        k = 1 + len(self.cols)
+        io = np.maximum(self.w_io[0] + Zc[:, : k - 1] @ self.w_io[1:], 0.0)
+        slot = np.maximum(self.w_slot[0] + Zc[:, : len(self.w_slot) - 1] @ self.w_slot[1:], 0.0)
+        return np.maximum(io + start, floor), np.maximum(slot + start, floor)
 
 
 def lines(X: Any, y: Any, x: Any, alpha: float = 0.0) -> tuple[float, float, bool]:
@@ -129,45 +232,9 @@ def lines(X: Any, y: Any, x: Any, alpha: float = 0.0) -> tuple[float, float, boo
     Significance: the partial F-test of the two nested lines on the training runs, each ridge
     fit's effective degrees of freedom in place of its column count.
     """
-    import numpy as np
-    from scipy.special import fdtrc
-
-    work = y - X[:, STARTUP]
-    start = float(x[STARTUP])
-    n = len(y)
-    cols = [c for c in IO_COLUMNS if X[:, c].max() > 1.0001 * X[:, c].min()]
-    if n < 4 or not cols:
-        same = float(median_of_last(X, work, x)) + start
-        return same, same, False
-    M, z = X[:, cols], x[cols]
-    varies = X[:, SLOTS].max() > 1.0001 * max(X[:, SLOTS].min(), 1.0)
-    if varies:  # the parallel columns, divided by the slots, after the I/O ones
-        par = [c for c in PARALLEL_COLUMNS if X[:, c].max() > 0]
-        M = np.column_stack([M, X[:, par] / np.maximum(X[:, SLOTS], 1.0)[:, None]])
-        z = np.concatenate([z, x[par] / max(float(x[SLOTS]), 1.0)])
-    scale = np.abs(M).max(axis=0)
-    scale[scale == 0] = 1.0
-    Z = M / scale
-    mu = Z.mean(axis=0)
-    A = np.column_stack([np.ones(n), Z - mu])
-    zc = np.concatenate([[1.0], z / scale - mu])
-    G, b = A.T @ A, A.T @ work
-    k = 1 + len(cols)  # the I/O line: the first columns (same scaling, same centring)
-    io, rss0, df0 = _fit(A[:, :k], G[:k, :k], b[:k], work, zc[:k])
-    floor = FLOOR * float(y.min())  # a line extrapolated below zero says nothing: the floor
-    io = max(io + start, floor)
-    if not varies or A.shape[1] == k:
-        return io, io, False
-    slot, rss1, df1 = _fit(A, G, b, work, zc)
-    extra, resid_df = df1 - df0, n - df1
-    if extra <= 1e-6 or resid_df < 1 or rss1 >= rss0:
-        significant = False
-    elif rss1 <= 0:
-        significant = True
-    else:
-        stat = ((rss0 - rss1) / extra) / (rss1 / resid_df)
-        significant = bool(fdtrc(extra, resid_df, stat) < alpha)
-    return io, max(slot + start, floor), significant
+    fit = LineFit(X, y, alpha)
+    io, slot = fit.at(x)
+    return float(io[0]), float(slot[0]), fit.slots_matter
 
 
 MODELS = {

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
+from sparkscope.advisor.predict.iterations import iterations
 from sparkscope.saferegex import admitted
 
 #: Spark settings whose change is reported as a cause and that enter the models.
@@ -60,6 +61,7 @@ NUMERIC = (
     "arg_0",
     "arg_1",
     "startup_ms",
+    "iterations",
 )
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)i?b?\s*$", re.IGNORECASE)
@@ -180,13 +182,15 @@ def run_features(
     executors: Iterable[Mapping[str, Any]],
     stages: Sequence[Mapping[str, Any]],
     first_job_ms: int | None = None,
+    jobs: Iterable[Mapping[str, Any]] = (),
 ) -> RunFeatures:
     """Features of one run from its stored rows.
 
     ``app`` holds the application's columns (input_bytes, num_tasks, start_time_ms, ...),
     ``properties`` maps (section, name) to value, ``stages`` are stage-attempt rows and
     ``first_job_ms`` the submission of the first job: the time before it is the run's start-up
-    (JVM, session, driver set-up), a fixed cost the size of the input does not explain.
+    (JVM, session, driver set-up), a fixed cost the size of the input does not explain. ``jobs``
+    (name, description, stage count) give the run's iterations (see ``iterations``).
     """
     spark = {n: v or "" for (s, n), v in properties.items() if s == "spark"}
     settings = {k: spark[k] for k in KEY_SETTINGS if k in spark}
@@ -233,6 +237,7 @@ def run_features(
         "startup_ms": float(max(0, first_job_ms - int(start)))
         if first_job_ms is not None and start
         else 0.0,
+        "iterations": float(iterations(jobs)),
     }
     if day is not None:  # the logical day the run is for beats the wall clock's
         values["weekday"] = float((int(day) + 3) % 7)  # 1970-01-01 was a Thursday (3)

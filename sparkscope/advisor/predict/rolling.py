@@ -4,16 +4,21 @@ For run ``i`` of a key (runs in start order):
 
 1. training runs: the successful runs among the ``WINDOW`` before ``i`` (failed or killed runs
    never train, but are predicted and get a verdict);
-2. every candidate model predicts run ``i`` from them (out of sample by construction);
-3. the default model is the I/O line, or the slot line when the key's training runs ran on
-   different slot counts and the slot line's per-slot term explains significantly more of them
-   (partial F-test of the nested lines at ``SWITCH_ALPHA``); the default serves unless another
-   candidate's absolute log errors over the latest ``SELECT_RUNS`` earlier origins of this key
-   (at least ``MIN_SCORED``) are smaller by a one-sided paired t-test, Bonferroni-corrected for
-   the number of challengers; a key with fewer than ``FEW_RUNS`` training runs is served by the
-   class-aware model when there is one (what similar runs of other keys took);
-4. the interval is split-conformal on the serving model's own earlier out-of-sample residuals
-   (those of the class, or of every key, when the key has fewer than ``MIN_RESIDUALS``).
+2. the run's regime against them (:mod:`sparkscope.advisor.predict.regimes`): inside their range,
+   outside it (how far), or a new key;
+3. every candidate model predicts run ``i`` from them (out of sample by construction); the key's
+   lines continue from the edge of the range beyond it (:mod:`.candidates`);
+4. the default is the I/O line, the slot line when its per-slot term is significant, or the work
+   line when its leave-one-out error is lower; it serves unless a challenger's absolute log
+   errors on the latest earlier runs *of the same regime* are smaller by the Bonferroni-corrected
+   paired t-test of :mod:`.selection` (a model that wins inside the range does not win outside it
+   by default); a key with fewer than ``FEW_RUNS`` training runs is served by the class-aware
+   model when there is one (what similar runs of other keys took);
+5. the interval is split-conformal on the serving model's own earlier out-of-sample residuals,
+   each divided by the difficulty of its run (normalised conformal: the residuals of runs far
+   outside their range count for less), and scaled by this run's difficulty; it spans the
+   straight line's value as well when the line was continued (those of the class, or of every
+   key, are added when the key has fewer than ``MIN_RESIDUALS``).
 
 The same function serves at fetch time (one new run, earlier predictions read from storage) and in
 the backtest (every run in turn).
@@ -21,30 +26,26 @@ the backtest (every run in turn).
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from sparkscope.advisor import conformal
-from sparkscope.advisor.predict import forecast
+from sparkscope.advisor.predict import candidates, forecast, nextrun
 from sparkscope.advisor.predict.baselines import MODELS as BASELINES
-from sparkscope.advisor.predict.baselines import lines
 from sparkscope.advisor.predict.knn import MODELS as KNN
+from sparkscope.advisor.predict.regimes import NEW_KEY, Regime, classify, difficulty
+from sparkscope.advisor.predict.selection import SWITCH_ALPHA, choose
 
 WINDOW = 200
-SELECT_RUNS = 20
 RESIDUAL_RUNS = 60
-MIN_SCORED = 5
-SWITCH_ALPHA = 0.025
-DEFAULT_MODEL = "io_line"
-#: The default instead when the key's slot counts vary and the per-slot term is significant.
-SLOT_MODEL = "slot_line"
 DEFAULT_FORECAST = "size_trend"
 CLASS_MODEL = "class_gbdt"
 #: Below this many training runs a key's own lines are not fitted (see baselines).
 FEW_RUNS = 4
+#: Below this many training runs a key is new (the default of ``predictions.min_history``).
+NEW_KEY_RUNS = 5
 
 
 @dataclass
@@ -59,6 +60,11 @@ class PredictedRun:
     n_train: int = 0
     forecasts: dict[str, float] = field(default_factory=dict)
     forecast_model: str = ""
+    regime: Regime = field(default_factory=lambda: Regime(NEW_KEY))
+    #: sqrt(1 + leverage) of the run against its training runs (regimes.difficulty).
+    difficulty: float = 1.0
+    #: The serving line's value in the envelope's other form beyond the range (transient).
+    alternative: float | None = field(default=None, repr=False)
     #: log(actual / prediction) per model, once the run's duration is known (a cache).
     errors: dict[str, float] | None = None
     forecast_errors: dict[str, float] | None = None
@@ -88,66 +94,42 @@ def log_error(actual: float | None, predicted: float | None) -> float | None:
     return math.log(actual / predicted)
 
 
+#: Other runs' normalised residuals, per regime ("" for every regime), or one list for all.
+Pools = Mapping[str, Sequence[float]] | Sequence[float]
+
+
+def pool_for(pooled: Pools, kind: str) -> Sequence[float]:
+    """The residuals of other runs an interval borrows: those of runs in the same regime (a new
+    key's errors are not an established key's), or all of them when the regime has too few."""
+    if not isinstance(pooled, Mapping):
+        return pooled
+    same = pooled.get(kind, ())
+    if len(same) >= conformal.MIN_RESIDUALS:
+        return same
+    return pooled.get("", ())
+
+
+@dataclass(frozen=True)
+class Scored:
+    """An earlier run's log errors, its difficulty and its regime."""
+
+    errors: dict[str, float]
+    difficulty: float
+    kind: str
+
+
 def _recent(
     points: Sequence[PredictedRun | None], y: Any, ok: Any, i: int, runs: int, forecast_: bool
-) -> list[dict[str, float]]:
-    """Log errors of the latest ``runs`` successful runs before ``i`` that have a point."""
-    out: list[dict[str, float]] = []
+) -> list[Scored]:
+    """The latest ``runs`` successful runs before ``i`` that have a point, newest first."""
+    out: list[Scored] = []
     j = i - 1
     while j >= 0 and len(out) < runs:
         p = points[j]
         if p is not None and ok[j]:
-            out.append(p.errors_for(float(y[j]), forecast_))
+            out.append(Scored(p.errors_for(float(y[j]), forecast_), p.difficulty, p.regime.kind))
         j -= 1
     return out
-
-
-@functools.lru_cache(maxsize=1024)
-def _t_quantile(df: int, tests: int = 1) -> float:
-    """The one-sided critical value of Student's t at ``SWITCH_ALPHA / tests`` (Bonferroni)."""
-    from scipy.stats import t
-
-    return float(t.ppf(1 - SWITCH_ALPHA / max(1, tests), df))
-
-
-def choose(
-    names: Sequence[str], recent: Sequence[dict[str, float]], incumbent: str | None
-) -> str | None:
-    """The candidate with the smallest mean absolute log error over the latest origins (``recent``:
-    log errors per candidate of the latest runs, newest first; the first ``SELECT_RUNS`` count).
-
-    Only origins where every candidate predicted count, so all are judged on the same runs. A
-    challenger replaces the ``incumbent`` (the default model) only when a one-sided paired t-test
-    on those runs says it is better at level ``SWITCH_ALPHA``: with a handful of scored runs small
-    differences are noise, and switching on noise costs more than it gains. Every challenger is
-    tested, so each test runs at ``SWITCH_ALPHA`` divided by their number (Bonferroni): the chance
-    that *some* challenger replaces an incumbent that is in truth as good stays at most
-    ``SWITCH_ALPHA`` however many candidates compete.
-    """
-    recent = recent[:SELECT_RUNS]
-    wanted = set(names)
-    common = [e for e in recent if wanted <= e.keys()]
-    n = len(common)
-    if n < MIN_SCORED:
-        return None
-    totals = dict.fromkeys(names, 0.0)
-    for e in common:
-        for m in names:
-            totals[m] += abs(e[m])
-    errs = {m: totals[m] / n for m in names}
-    if incumbent not in errs:
-        return min(names, key=lambda m: errs[m])
-    best, best_err = incumbent, errs[incumbent]
-    critical = _t_quantile(n - 1, len(errs) - 1)
-    for m in names:
-        if m == incumbent or errs[m] >= best_err:
-            continue
-        diffs = [abs(e[incumbent]) - abs(e[m]) for e in common]
-        mean = sum(diffs) / n
-        sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1))
-        if mean > critical * sd / math.sqrt(n):
-            best, best_err = m, errs[m]
-    return best
 
 
 def _training(ok: Any, i: int) -> Any:
@@ -167,43 +149,58 @@ def predict_run(
     i: int,
     points: Sequence[PredictedRun | None],
     level: float,
-    pooled: Sequence[float] = (),
+    pooled: Pools = (),
     pooled_forecast: Sequence[float] = (),
     extra: Mapping[str, float] | None = None,
+    min_history: int = NEW_KEY_RUNS,
 ) -> PredictedRun:
-    """Predict run ``i`` (and forecast it as the next run) from the runs before it."""
+    """Predict run ``i`` (and forecast it as the next run) from the runs before it; a key with
+    fewer than ``min_history`` training runs is in the new-key regime. ``pooled``: other runs'
+    log residuals, each divided by its run's difficulty (the conformal fallback), per regime
+    (see ``pool_for``)."""
     idx = _training(ok, i)
     point = PredictedRun(predictions={}, n_train=len(idx))
     if len(idx) == 0:
         return point
-    Xt, yt = X[idx], y[idx]
+    options = candidates.OPTIONS
+    Xt, yt, x = X[idx], y[idx], X[i]
+    point.regime = classify(Xt, x, len(idx), min_history)
+    point.difficulty = difficulty(Xt, x) if options.normalise else 1.0
     for name, fn in BASELINES.items():
-        point.predictions[name] = fn(Xt, yt, X[i])
-    io, slot, slots_matter = lines(Xt, yt, X[i], SWITCH_ALPHA)
-    point.predictions[DEFAULT_MODEL], point.predictions[SLOT_MODEL] = io, slot
+        point.predictions[name] = fn(Xt, yt, x)
+    lines = candidates.line_candidates(Xt, yt, x, SWITCH_ALPHA, options)
+    point.predictions.update(lines.predictions)
     for name, fn in KNN.items():
-        point.predictions[name] = fn(Xt, yt, X[i])
+        point.predictions[name] = fn(Xt, yt, x)
     if extra:
         point.predictions.update({k: v for k, v in extra.items() if v and v > 0})
     point.forecasts = forecast.candidates(Xt, yt, t[idx])
-    default = SLOT_MODEL if slots_matter else DEFAULT_MODEL
-    _serve(point, points, y, ok, i, level, pooled, pooled_forecast, default)
+    recent = _recent(points, y, ok, i, RESIDUAL_RUNS, False)
+    # The lines' record: the key's earlier runs past its first ones (lines of two runs say
+    # nothing about lines of twenty).
+    record = [s.errors for s in recent if s.kind != NEW_KEY]
+    default = candidates.default_line(lines, Xt, yt, record, options)
+    pool = pool_for(pooled, point.regime.kind)
+    _serve(point, recent, level, pool, default, options)
+    if point.model in lines.alternative:
+        point.alternative = lines.alternative[point.model]
+        _widen(point, recent, level, pool)
+    point.forecast_model = _forecast_model(point, points, y, ok, i)
     return point
 
 
 def _serve(
     point: PredictedRun,
-    points: Sequence[PredictedRun | None],
-    y: Any,
-    ok: Any,
-    i: int,
+    recent: Sequence[Scored],
     level: float,
     pooled: Sequence[float],
-    pooled_forecast: Sequence[float],
-    default: str = DEFAULT_MODEL,
+    default: str,
+    options: candidates.Options,
 ) -> None:
-    recent = _recent(points, y, ok, i, RESIDUAL_RUNS, False)
-    model = choose(list(point.predictions), recent, default)
+    same = recent
+    if options.regime_select and point.regime.kind != NEW_KEY:
+        same = [s for s in recent if s.kind == point.regime.kind]
+    model = choose(list(point.predictions), [s.errors for s in same], default)
     if model is None and point.n_train < FEW_RUNS and CLASS_MODEL in point.predictions:
         # Too little history of its own for a line: what runs like it took, across keys.
         model = CLASS_MODEL
@@ -211,15 +208,34 @@ def _serve(
         model = default if default in point.predictions else next(iter(point.predictions))
     point.model = model
     point.expected = point.predictions[model]
-    point.low, point.high = _interval(point.expected, model, recent, pooled, level)
-    point.forecast_model = _forecast_model(point, points, y, ok, i)
+    point.low, point.high = _interval(
+        point.expected, model, recent, pooled, level, point.difficulty, point.regime.kind
+    )
+
+
+def _widen(
+    point: PredictedRun, recent: Sequence[Scored], level: float, pooled: Sequence[float]
+) -> None:
+    """Span the interval of the served line's other form too beyond the range (continued with
+    the elasticity its history shows): the two agree inside the range and part outside it, and
+    either may be right."""
+    other = point.alternative
+    if other is None or point.expected is None:
+        return
+    low, high = _interval(
+        other, point.model, recent, pooled, level, point.difficulty, point.regime.kind
+    )
+    point.low = min(point.low if point.low is not None else low, low)
+    point.high = max(point.high if point.high is not None else high, high)
 
 
 def _forecast_model(
     point: PredictedRun, points: Sequence[PredictedRun | None], y: Any, ok: Any, i: int
 ) -> str:
     default = DEFAULT_FORECAST if DEFAULT_FORECAST in point.forecasts else "ewma"
-    point.recent_forecast_errors = _recent(points, y, ok, i, RESIDUAL_RUNS, True)
+    point.recent_forecast_errors = [
+        s.errors for s in _recent(points, y, ok, i, RESIDUAL_RUNS, True)
+    ]
     return choose(list(point.forecasts), point.recent_forecast_errors, default) or default
 
 
@@ -238,24 +254,35 @@ def forecast_interval(
         return None
     recent = point.recent_forecast_errors
     if recent is None:
-        recent = _recent(points, y, ok, i, RESIDUAL_RUNS, True)
-    low, high = _interval(value, point.forecast_model, recent, pooled, level)
+        recent = [s.errors for s in _recent(points, y, ok, i, RESIDUAL_RUNS, True)]
+    scored = [Scored(e, 1.0, "") for e in recent]
+    low, high = _interval(value, point.forecast_model, scored, pooled, level, 1.0)
     return value, low, high
 
 
 def _interval(
     value: float,
     model: str,
-    recent: Sequence[dict[str, float]],
+    recent: Sequence[Scored],
     pooled: Sequence[float],
     level: float,
+    scale: float,
+    kind: str = "",
 ) -> tuple[float, float]:
     """The split-conformal interval of ``model``'s ``value`` on that model's own residuals among
-    ``recent``, with the ``pooled`` ones added when it has fewer than ``MIN_RESIDUALS``."""
-    res = [e[model] for e in recent if model in e]
+    ``recent``, each divided by its run's difficulty; the bounds are scaled by this run's
+    difficulty ``scale``. For a key past its first runs (``kind`` not new_key) the residuals it
+    made as a new key come last: what it missed with two runs says little about its errors with
+    twenty. Below ``MIN_RESIDUALS`` the ``pooled`` ones are added, then those first ones."""
+    own = [s for s in recent if model in s.errors]
+    early = kind != NEW_KEY
+    first = [s for s in own if early and s.kind == NEW_KEY]
+    res = [s.errors[model] / s.difficulty for s in own if not (early and s.kind == NEW_KEY)]
     if len(res) < conformal.MIN_RESIDUALS:
-        res = res + list(pooled)
-    return conformal.interval(value, res, level)
+        res += list(pooled)
+    if len(res) < conformal.MIN_RESIDUALS:
+        res += [s.errors[model] / s.difficulty for s in first]
+    return conformal.interval(value, res, level, scale=scale)
 
 
 def next_forecast(
@@ -276,3 +303,28 @@ def next_forecast(
     point.forecast_model = _forecast_model(point, points, y, ok, n)
     out = forecast_interval(point, points, y, ok, n, level, pooled)
     return None if out is None else (*out, point.forecast_model)
+
+
+def next_basis(
+    X: Any,
+    y: Any,
+    ok: Any,
+    points: Sequence[PredictedRun | None],
+    level: float,
+    pooled: Pools = (),
+    min_history: int = NEW_KEY_RUNS,
+) -> dict[str, Any] | None:
+    """What the key's forecast stores to answer for a next run of a given size
+    (:func:`sparkscope.advisor.predict.nextrun.basis`): the line that served the latest run (the
+    I/O line when another model did) and its residuals."""
+    n = len(y)
+    idx = _training(ok, n)
+    if len(idx) == 0:
+        return None
+    last = next((p for p in reversed(points) if p is not None and p.model), None)
+    model = last.model if last is not None and last.model in candidates.LINE_MODELS else "io_line"
+    recent = _recent(points, y, ok, n, RESIDUAL_RUNS, False)
+    res = [s.errors[model] / s.difficulty for s in recent if model in s.errors]
+    if len(res) < conformal.MIN_RESIDUALS:
+        res += list(pool_for(pooled, ""))
+    return nextrun.basis(X[idx], y[idx], model, res, level, min_history)

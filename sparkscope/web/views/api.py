@@ -1,4 +1,4 @@
-"""JSON API: /api/apps, /api/apps/<app_id>, /api/compare, /api/history."""
+"""JSON API: /api/apps, /api/apps/<app_id>, /api/compare, /api/history, /api/forecast."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from flask import Blueprint, Response, abort, current_app, jsonify, request
 from heuristics.result import HeuristicResult
 from sparkscope.analysis.scoring import ensure_analyzed
 from sparkscope.db import now_ms
+from sparkscope.prediction.forecasts import NoForecast, next_run
 from sparkscope.prediction.reads import (
     app_prediction,
     forecast_json,
@@ -230,6 +231,34 @@ def compare() -> Response:
         plan_changes=[{"kind": ch.kind, "text": ch.text} for ch in c.plan_changes],
         heuristics_config_error=error,
     )
+
+
+@bp.route("/forecast")
+def forecast_api() -> Response:
+    """The next run of a recurring application: the stored forecast, or the key's stored line at
+    the ``input_bytes`` / ``executors`` (x ``cores``) given; it says what it assumed."""
+    name = text(request.args, "name")
+    if not name:
+        abort(400, description="invalid parameter 'name': required")
+    big = 10**18
+    sizes = {
+        p: parse_int(request.args, p, 0, 1, big) or None
+        for p in ("input_bytes", "executors", "cores")
+    }
+    patterns = current_app.config["SPARKSCOPE"].predictions.key_patterns
+    try:
+        body = next_run(
+            get_session(),
+            name,
+            patterns,
+            text(request.args, "server", 200),
+            sizes["input_bytes"],
+            sizes["executors"],
+            sizes["cores"],
+        )
+    except NoForecast as exc:
+        abort(404, description=str(exc))
+    return jsonify(body)
 
 
 @bp.route("/history")

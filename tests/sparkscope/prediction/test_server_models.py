@@ -113,13 +113,18 @@ def test_residual_pools_are_read_once_and_only_when_used(
         listen = lambda *args: statements.append(str(args[2]))  # noqa: E731
         event.listen(engine, "before_cursor_execute", listen)
         try:
-            pool, fpool = prediction_shared.pools(s, 1, now_ms() + 1)
+            pools, fpool = prediction_shared.pools(s, 1, now_ms() + 1)
             assert statements == []  # nothing read yet
-            served, forecast = list(pool), list(fpool)
-            assert len(statements) == 1 and len(pool) == len(served)
+            served, forecast = list(pools[""]), list(fpool)
+            assert len(statements) == 1 and len(pools[""]) == len(served)
             assert 0 < len(served) <= 40 and 0 < len(forecast) <= 40
+            # Per regime: the same rows (no second read), split by the regime of their run.
+            by_regime = {k: list(v) for k, v in pools.items() if k}
+            assert len(statements) == 1
+            assert sorted(sum(by_regime.values(), [])) == sorted(served)
+            assert by_regime["new_key"]  # the first runs of each key
             # Predictions computed from the cut-off on (this refresh's own) do not count.
             none, _ = prediction_shared.pools(s, 1, 0)
-            assert list(none) == []
+            assert list(none[""]) == []
         finally:
             event.remove(engine, "before_cursor_execute", listen)

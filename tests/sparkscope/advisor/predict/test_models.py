@@ -11,6 +11,7 @@ import pytest
 from sparkscope.advisor import conformal
 from sparkscope.advisor.predict import baselines, forecast, knn, rolling, verdict
 from sparkscope.advisor.predict.features import NUMERIC, RunFeatures, command_args, recurring_key
+from sparkscope.advisor.predict.selection import choose
 
 IB, CORES, PARTS, DAY, WD = (
     NUMERIC.index(n) for n in ("input_bytes", "cores", "shuffle_partitions", "arg_day", "weekday")
@@ -244,10 +245,10 @@ def test_a_challenger_replaces_the_default_only_when_significant_among_all_candi
     mean = sum(diffs) / len(diffs)
     sd = math.sqrt(sum((v - mean) ** 2 for v in diffs) / (len(diffs) - 1))
     assert 2.3 < mean / (sd / math.sqrt(len(diffs))) < 3.6
-    assert rolling.choose(["io_line", "b"], recent, "io_line") == "b"
+    assert choose(["io_line", "b"], recent, "io_line") == "b"
     # Four more challengers, all worse: the same evidence no longer clears the corrected level.
     crowd = [{**e, "c": 0.06, "d": 0.07, "e": 0.08, "f": 0.09} for e in recent]
-    assert rolling.choose(["io_line", "b", "c", "d", "e", "f"], crowd, "io_line") == "io_line"
+    assert choose(["io_line", "b", "c", "d", "e", "f"], crowd, "io_line") == "io_line"
     # A challenger that is clearly better still takes over.
     clear = [{**e, "b": 0.01} for e in crowd]
-    assert rolling.choose(["io_line", "b", "c", "d", "e", "f"], clear, "io_line") == "b"
+    assert choose(["io_line", "b", "c", "d", "e", "f"], clear, "io_line") == "b"

@@ -1,0 +1,129 @@
+"""The figures of docs/dev/models.md: every prediction form compared, per regime, per evaluation.
+
+    python -m benchmarks.model_eval [--keys 60] [--seed 7] [--only adopted,...]
+
+Evaluations: the synthetic fleet of ``benchmarks.synthetic_keys`` (``--keys`` keys drawn from
+``--seed``; the forms are chosen on it) and the three recorded corpora (demo/recurring-events,
+demo/scaling-events, demo/iterative-events, fetched into a throwaway SQLite file; reported, not
+chosen on). Per evaluation: the rolling origin overall and per regime (interpolation,
+extrapolation, new key) and the forward-in-size split, each as MAPE / coverage of the 80%
+interval (runs). The forms are switches of ``sparkscope.advisor.predict.candidates.Options``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from sparkscope.advisor.predict import candidates
+from sparkscope.advisor.predict.backtest import (
+    Metrics,
+    Run,
+    metrics,
+    regime_metrics,
+    run_backtest,
+    score,
+)
+from sparkscope.advisor.predict.forward import forward_split
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPORA = ("recurring-events", "scaling-events", "iterative-events")
+LEVEL = 0.8
+#: The forms compared (name -> the Options fields that differ from the adopted ones).
+FORMS: dict[str, dict[str, Any]] = {
+    "adopted": {},
+    "no work line": {"work_default": ""},
+    "work line on PRESS": {"work_default": "press"},
+    "work line on nested LOO": {"work_default": "nested"},
+    "continued: local": {"continuation": "local"},
+    "continued: history": {"continuation": "history"},
+    "continued: mean": {"continuation": "mean"},
+    "continued: split": {"continuation": "split"},
+    "no envelope": {"envelope": ""},
+    "no envelope, not normalised": {"envelope": "", "normalise": False},
+    "challengers on all regimes": {"regime_select": False},
+    "none of these": {
+        "work_default": "",
+        "envelope": "",
+        "normalise": False,
+        "regime_select": False,
+    },
+}
+
+
+def corpus_runs(folder: Path, workdir: Path) -> list[Run]:
+    """The runs of a recorded corpus, fetched with `sparkscope fetch --url` into SQLite."""
+    from click.testing import CliRunner
+    from sqlalchemy import select
+
+    from sparkscope.cli.main import cli
+    from sparkscope.db import make_engine, make_sessionmaker
+    from sparkscope.models.application import Application
+    from sparkscope.prediction.runs import load_runs
+
+    url = f"sqlite:///{workdir / (folder.name + '.db')}"
+    config = workdir / "none.yaml"
+    config.write_text("predictions: {}\n")
+    env = {"SPARKSCOPE_DATABASE_URL": url, "SPARKSCOPE_CONFIG": str(config)}
+    result = CliRunner().invoke(cli, ["fetch", "--url", str(folder)], env=env)
+    if result.exit_code != 0:
+        raise SystemExit(result.output)
+    with make_sessionmaker(make_engine(url))() as s:
+        rows = load_runs(s, list(s.scalars(select(Application.id))))
+    return [
+        Run(r.name, r.start_time_ms, float(r.duration_ms or 0) or None, r.succeeded,
+            r.features.vector())
+        for r in rows
+    ]  # fmt: skip
+
+
+def figures(runs: list[Run], class_aware: bool) -> dict[str, Metrics]:
+    results = run_backtest(runs, LEVEL, class_aware)
+    forward = forward_split(runs, LEVEL)
+    out = {"overall": metrics(results.values(), LEVEL, 5)}
+    out.update(regime_metrics(results.values(), LEVEL, 5))
+    out["forward"] = score([(float(f.run.duration_ms or 0), f.point, None) for f in forward], LEVEL)
+    return out
+
+
+def cell(m: Metrics) -> str:
+    if not m.n or m.mape is None:
+        return "-"
+    return f"{100 * m.mape:.1f}% / {100 * (m.coverage or 0):.0f}% ({m.n})"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--keys", type=int, default=60)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--only", default="", help="Comma-separated form names.")
+    args = parser.parse_args(argv)
+    from benchmarks.synthetic_keys import keys
+
+    wanted = [f for f in args.only.split(",") if f] or list(FORMS)
+    evaluations: dict[str, tuple[list[Run], bool]] = {
+        f"synthetic ({args.keys} keys)": (keys(args.keys, args.seed), False)
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in CORPORA:
+            evaluations[name] = (corpus_runs(ROOT / "demo" / name, Path(tmp)), True)
+    columns = ("overall", "interpolation", "extrapolation", "new_key", "forward")
+    for form in wanted:
+        print(f"## {form}  {FORMS[form] or ''}", flush=True)
+        print("| evaluation | " + " | ".join(columns) + " |")
+        old = candidates.OPTIONS
+        candidates.OPTIONS = dataclasses.replace(old, **FORMS[form])
+        try:
+            for label, (runs, class_aware) in evaluations.items():
+                f = figures(runs, class_aware)
+                print(f"| {label} | " + " | ".join(cell(f[c]) for c in columns) + " |", flush=True)
+        finally:
+            candidates.OPTIONS = old
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

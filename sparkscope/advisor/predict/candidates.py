@@ -1,0 +1,210 @@
+"""The key's own lines for one run, the default among them, and their extrapolation.
+
+Three lines model a run's duration as its start-up plus a work it had to do: the I/O line and the
+slot line (:class:`sparkscope.advisor.predict.baselines.LineFit`) and the work line
+(:mod:`sparkscope.advisor.predict.workline`). The default is the I/O line, or the slot line when
+its per-slot term is significant; the work line takes over as the default when its
+leave-one-out error on the training runs (relative PRESS) is below the default's: the terms it
+chose (iterations, tasks, a sub-linear size) predict runs it was not fitted on better.
+
+Beyond the sizes the training runs covered, every line is continued from the edge of the range
+(:mod:`sparkscope.advisor.predict.extrapolate`); the straight value is kept for the interval,
+which spans both.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sparkscope.advisor.predict import extrapolate, workline
+from sparkscope.advisor.predict.baselines import LineFit
+from sparkscope.advisor.predict.selection import MIN_SCORED, SELECT_RUNS, SWITCH_ALPHA
+
+IO_MODEL = "io_line"
+SLOT_MODEL = "slot_line"
+WORK_MODEL = "work_line"
+LINE_MODELS = (IO_MODEL, SLOT_MODEL, WORK_MODEL)
+
+
+@dataclass(frozen=True)
+class Options:
+    """Switches between the forms compared in docs/dev/models.md; the defaults are the adopted
+    ones (``benchmarks.model_eval`` flips them to reproduce the figures)."""
+
+    #: How the work line may become the default: "record" (its out-of-sample errors on the
+    #: key's latest earlier runs past its first ones against the incumbent's; "nested" below
+    #: ``MIN_SCORED`` such runs), "nested" (leave-one-out, its terms chosen again without the
+    #: run left out), "press" (leave-one-out of the hat matrix, its terms as chosen on all the
+    #: runs) or "". Whatever the rule, below four training runs the work line's slots prior
+    #: serves (the incumbent is the median there), and below ``MIN_SCORED`` the PRESS decides.
+    work_default: str = "record"
+    #: How the served lines continue beyond the range of sizes: "" (straight), "local",
+    #: "history", "mean" (of "history" and straight, in log space) or "split" (whichever of
+    #: straight and "history" predicted the key's own larger half from its smaller one).
+    continuation: str = ""
+    #: The other form the interval spans beyond the range ("" none; "history", "local").
+    envelope: str = "history"
+    #: The conformal residuals are scaled by each run's difficulty (its leverage).
+    normalise: bool = True
+    #: Challengers are judged on the earlier runs of the same regime only.
+    regime_select: bool = True
+
+
+OPTIONS = Options()
+
+
+@dataclass
+class Lines:
+    """The lines' predictions for one run, the incumbent default and the work line's terms."""
+
+    predictions: dict[str, float] = field(default_factory=dict)
+    #: The value of each line continued in the envelope's form (where it differs).
+    alternative: dict[str, float] = field(default_factory=dict)
+    incumbent: str = IO_MODEL
+    work_terms: tuple[str, ...] = ()
+    press: dict[str, float] = field(default_factory=dict)
+
+
+def line_candidates(Xt: Any, yt: Any, x: Any, alpha: float, options: Options = OPTIONS) -> Lines:
+    """The I/O, slot and work lines of the training runs ``Xt``, ``yt`` for the run ``x``."""
+    import numpy as np
+
+    fit = LineFit(Xt, yt, alpha)
+    work = workline.fit(Xt, yt)
+    evaluators = {
+        IO_MODEL: lambda R: fit.at(R)[0],
+        SLOT_MODEL: lambda R: fit.at(R)[1],
+        WORK_MODEL: work.at,
+    }
+    out = Lines(incumbent=SLOT_MODEL if fit.slots_matter else IO_MODEL)
+    out.work_terms = tuple(work.terms)
+    out.press = {**fit.press, WORK_MODEL: work.press}
+    mode = options.continuation
+    if mode == "split":
+        mode = _split_choice(Xt, yt, x, out.incumbent, alpha)
+    X1 = np.atleast_2d(x)
+    for name, f in evaluators.items():
+        straight, value = continued(f, Xt, yt, X1, mode)
+        out.predictions[name] = float(value[0])
+        if options.envelope:
+            _s, other = continued(f, Xt, yt, X1, options.envelope)
+            if abs(float(other[0]) - float(value[0])) > 1e-9:
+                out.alternative[name] = float(other[0])
+    return out
+
+
+def default_line(
+    lines: Lines, Xt: Any, yt: Any, recent: Sequence[Mapping[str, float]], options: Options
+) -> str:
+    """The default among the lines: the incumbent (I/O or slot line) unless the work line's
+    terms predict runs it was not fitted on better (see ``Options.work_default``)."""
+    inc = lines.incumbent
+    if not options.work_default or not lines.work_terms:
+        return inc
+    if len(yt) < workline.FIT_RUNS:  # the incumbent is the median there: the slots' prior
+        return WORK_MODEL
+    if options.work_default == "press" or len(yt) < MIN_SCORED:  # too few for a nested test
+        return WORK_MODEL if lines.press[WORK_MODEL] < lines.press[inc] else inc
+    if options.work_default == "record":
+        # Runs the two predicted alike say nothing about which is better.
+        both = [
+            e for e in recent if inc in e and WORK_MODEL in e and abs(e[inc] - e[WORK_MODEL]) > 1e-9
+        ][:SELECT_RUNS]
+        if len(both) >= MIN_SCORED:
+            work = sum(abs(e[WORK_MODEL]) for e in both)
+            return WORK_MODEL if work < sum(abs(e[inc]) for e in both) else inc
+    return WORK_MODEL if nested_loo(Xt, yt, WORK_MODEL) < nested_loo(Xt, yt, inc) else inc
+
+
+def continued(f: Any, Xt: Any, yt: Any, rows: Any, mode: str) -> tuple[Any, Any]:
+    """(straight, continued) values of the evaluator ``f`` (rows -> durations) of a line fitted
+    on ``Xt``, ``yt`` at ``rows``: beyond the range of sizes the line continues from its edge
+    (see extrapolate); inside it, or with ``mode`` "", both are the line's own."""
+    import numpy as np
+
+    straight = np.asarray(f(rows), dtype=float)
+    value = straight.copy()
+    if not mode:
+        return straight, value
+    floor = workline.FLOOR * float(yt.min())
+    e_hist: float | None = None
+    for j, x in enumerate(rows):
+        ratio, c = extrapolate.size_ratio(Xt, x)
+        if c is None or ratio == 1.0:
+            continue
+        start = float(x[extrapolate.STARTUP])
+        edge = extrapolate.scaled(x, 1.0 / ratio)
+        inward = extrapolate.STEP if ratio > 1 else -extrapolate.STEP
+        w_edge, w_in = (np.asarray(f(np.array([edge, extrapolate.scaled(edge, 1.0 - inward)])))
+                        - start)  # fmt: skip
+        if w_edge <= 0:
+            continue
+        if mode == "local":
+            if w_in <= 0:
+                continue
+            e: float | None = math.log(w_edge / w_in) / -math.log(1.0 - inward)
+        else:
+            if e_hist is None:
+                e_hist = extrapolate.history_elasticity(Xt, yt, c)
+            e = e_hist
+        if e is None:
+            continue
+        v = max(start + w_edge * ratio ** min(max(e, 0.0), 1.0), floor)
+        value[j] = math.sqrt(v * straight[j]) if mode == "mean" else v
+    return straight, value
+
+
+def _split_choice(Xt: Any, yt: Any, x: Any, name: str, alpha: float) -> str:
+    """ "history" or "" (straight) for the run ``x`` outside the range: whichever predicted the
+    key's own larger (or smaller) runs better from its smaller (larger) ones, the line ``name``
+    fitted on the one half and scored on the other (ties: straight)."""
+    import numpy as np
+
+    ratio, c = extrapolate.size_ratio(Xt, x)
+    n = len(yt)
+    if c is None or ratio == 1.0 or n < 2 * FEW_FOR_SPLIT:
+        return ""
+    order = np.argsort(Xt[:, c], kind="stable")
+    if ratio < 1:
+        order = order[::-1]
+    train, test = order[: (n + 1) // 2], order[(n + 1) // 2 :]
+    Xa, ya = Xt[train], yt[train]
+    f: Callable[[Any], Any]
+    if name == WORK_MODEL:
+        f = workline.fit(Xa, ya).at
+    else:
+        half = LineFit(Xa, ya, alpha)
+        pick = 1 if name == SLOT_MODEL else 0
+        f = lambda R: half.at(R)[pick]  # noqa: E731
+    straight, hist = continued(f, Xa, ya, Xt[test], "history")
+    truth = yt[test]
+    err_s = float(np.abs(np.log(truth / np.maximum(straight, 1e-9))).mean())
+    err_h = float(np.abs(np.log(truth / np.maximum(hist, 1e-9))).mean())
+    return "history" if err_h < err_s else ""
+
+
+#: Runs a half needs for the split choice (the lines' own minimum).
+FEW_FOR_SPLIT = 4
+
+
+def nested_loo(Xt: Any, yt: Any, name: str) -> float:
+    """The sum of squared relative leave-one-out errors of the line ``name`` over the latest
+    ``SELECT_RUNS`` training runs, everything about it (its terms, exponent, the F-test) decided
+    again without the run left out."""
+    import numpy as np
+
+    n = len(yt)
+    total = 0.0
+    for j in range(max(0, n - SELECT_RUNS), n):
+        keep = np.arange(n) != j
+        X, y = Xt[keep], yt[keep]
+        if name == WORK_MODEL:
+            v = float(workline.fit(X, y).at(Xt[j])[0])
+        else:
+            io, slot = LineFit(X, y, SWITCH_ALPHA).at(Xt[j])
+            v = float(slot[0] if name == SLOT_MODEL else io[0])
+        total += ((v - yt[j]) / yt[j]) ** 2
+    return total
