@@ -1,13 +1,8 @@
-"""`sparkscope fetch`, `dump` and `schedule`: the subcommands cron runs."""
+"""`sparkscope fetch` and `dump`: reading History Servers (cron runs fetch through `schedule`)."""
 
 from __future__ import annotations
 
 import logging
-import os
-import re
-import shlex
-import shutil
-import subprocess
 import sys
 import time
 from datetime import UTC, datetime
@@ -30,8 +25,6 @@ from sparkscope.config.parsing import SERVER_URL, ConfigError
 from sparkscope.printable import printable
 
 log = logging.getLogger("sparkscope.fetch")
-
-CRON_MARK = "# sparkscope-fetch"
 
 
 def server_for_url(url: str) -> ServerConfig:
@@ -205,7 +198,12 @@ def fetch(
         backfill=backfill,
         reconcile=reconcile,
     )
-    pipeline = Pipeline(registry=registry, predictions=config.predictions)
+    pipeline = Pipeline(
+        registry=registry,
+        predictions=config.predictions,
+        notifications=config.notifications,
+        prices=config.prices,
+    )
     started = time.perf_counter()
     try:
         with fetch_lock(engine):
@@ -297,102 +295,6 @@ def dump(
     click.echo(
         f"recorded {stats['apps']} applications, {stats['requests']} requests into {out_dir}"
     )
-
-
-@click.command()
-@click.option("--every", default="10m", show_default=True, help="Interval: 5m, 10m, 1h ...")
-@click.option("--install", is_flag=True, help="Add (or replace) the line in your crontab.")
-@click.option(
-    "--log-file",
-    default=None,
-    help="Where cron appends the output (default: data_dir/fetch.log).",
-)
-@click.option(
-    "--foreground", is_flag=True, help="Run the fetch in a loop instead (for containers)."
-)
-@pass_config(database="none")
-def schedule(
-    config: Config, every: str, install: bool, log_file: str | None, foreground: bool
-) -> None:
-    """Print (or install) the crontab line that runs `sparkscope fetch` every interval."""
-    try:
-        minutes = parse_interval(every)
-    except ValueError as exc:
-        fail_usage(f"--every: {exc}")
-    if foreground:
-        _loop(minutes)
-        return
-    line = crontab_line(minutes, config, log_file)
-    if not install:
-        click.echo(line)
-        return
-    if shutil.which("crontab") is None:
-        fail_usage("crontab is not installed; add the line printed without --install by hand")
-    install_crontab(line)
-    click.echo(f"installed: {line}")
-
-
-def parse_interval(text: str) -> int:
-    """'10m', '1h', '30' (minutes) -> minutes; must divide an hour or a day evenly for cron."""
-    m = re.fullmatch(r"\s*(\d+)\s*([mh]?)\s*", text)
-    if not m:
-        raise ValueError(f"expected minutes like 10m or hours like 1h, got {text!r}")
-    minutes = int(m.group(1)) * (60 if m.group(2) == "h" else 1)
-    if (
-        minutes < 1
-        or (minutes < 60 and 60 % minutes)
-        or (minutes >= 60 and (minutes % 60 or 24 % (minutes // 60)))
-    ):
-        raise ValueError(f"{text!r} does not divide an hour or a day evenly")
-    return minutes
-
-
-def cron_spec(minutes: int) -> str:
-    """The five cron time fields for an interval."""
-    if minutes < 60:
-        return "* * * * *" if minutes == 1 else f"*/{minutes} * * * *"
-    hours = minutes // 60
-    return "0 * * * *" if hours == 1 else f"0 */{hours} * * *"
-
-
-def crontab_line(minutes: int, config: Config, log_file: str | None) -> str:
-    """A crontab line with the environment, a lock and a log file."""
-    # The script installed beside this interpreter (a virtualenv's bin/), else the one on PATH.
-    beside = Path(sys.executable).parent / "sparkscope"
-    exe = (
-        str(beside)
-        if beside.is_file()
-        else (shutil.which("sparkscope") or f"{sys.executable} -m sparkscope")
-    )
-    env = []
-    if config.source:
-        env.append(f"SPARKSCOPE_CONFIG={shlex.quote(str(Path(config.source).resolve()))}")
-    if os.environ.get("SPARKSCOPE_DATABASE_URL"):
-        env.append(f"SPARKSCOPE_DATABASE_URL={shlex.quote(os.environ['SPARKSCOPE_DATABASE_URL'])}")
-    log_path = Path(log_file or Path(config.data_dir) / "fetch.log").expanduser()
-    lock = Path(config.data_dir).expanduser() / "fetch.cron-lock"
-    # flock -n: a run still going when the next one starts makes the new one exit at once; the
-    # database lock inside `fetch` covers runs started from elsewhere.
-    command = f"flock -n {shlex.quote(str(lock))} {exe} fetch >> {shlex.quote(str(log_path))} 2>&1"
-    return f"{cron_spec(minutes)} {' '.join(env + [command])} {CRON_MARK}"
-
-
-def install_crontab(line: str) -> None:
-    """Replace our line in the user's crontab (idempotent)."""
-    current = subprocess.run(["crontab", "-l"], capture_output=True, text=True)
-    lines = current.stdout.splitlines() if current.returncode == 0 else []
-    kept = [x for x in lines if not x.rstrip().endswith(CRON_MARK)]
-    kept.append(line)
-    subprocess.run(["crontab", "-"], input="\n".join(kept) + "\n", text=True, check=True)
-
-
-def _loop(minutes: int) -> None:
-    cmd = [sys.executable, "-m", "sparkscope", "fetch"]
-    while True:
-        started = time.monotonic()
-        code = subprocess.call(cmd)
-        log.info("fetch exited with %d; next run in %d min", code, minutes)
-        time.sleep(max(0.0, minutes * 60 - (time.monotonic() - started)))
 
 
 def _truncate(factory: Any) -> None:

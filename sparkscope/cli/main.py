@@ -1,4 +1,4 @@
-"""The `sparkscope` command group: db, serve and analyze here; fetch, dump and schedule from sparkscope.cli.fetch.
+"""The `sparkscope` command group: db, serve and analyze here; the other commands from their modules.
 
 Every command is defined at module level and added to the one group below; the helpers they share
 (config loading, one-line usage errors) live in sparkscope.cli.common, so no command module imports this one.
@@ -16,9 +16,12 @@ import click
 from sparkscope.cli import whatif as whatif_cli
 from sparkscope.cli.backtest import backtest
 from sparkscope.cli.common import EXIT_SOME_FAILED, CliState, fail_usage, pass_config
-from sparkscope.cli.fetch import dump, fetch, schedule
+from sparkscope.cli.fetch import dump, fetch
 from sparkscope.cli.forecast import forecast
 from sparkscope.cli.ingest import ingest
+from sparkscope.cli.notify import notify
+from sparkscope.cli.prune import prune
+from sparkscope.cli.schedule import schedule
 from sparkscope.config.loader import Config
 from sparkscope.config.parsing import ConfigError
 from sparkscope.db import safe_url
@@ -166,7 +169,12 @@ def analyze(config: Config, app_ids: tuple[str, ...], force: bool, workers: int)
             f"analysed {stats.analysed} applications ({stats.skipped} already current) "
             f"in {stats.seconds:.1f} s"
         )
-        pipeline = Pipeline(registry=registry, predictions=config.predictions)
+        pipeline = Pipeline(
+            registry=registry,
+            predictions=config.predictions,
+            notifications=config.notifications,
+            prices=config.prices,
+        )
         # Through the ledger: an analyze killed half-way leaves the rest to the next run.
         if force:
             pipeline.queue_all(factory, full=True)
@@ -204,7 +212,7 @@ def _unknown_app_ids(factory: Any, app_ids: tuple[str, ...]) -> list[str]:
     return [a for a in dict.fromkeys(app_ids) if a not in known]
 
 
-for _command in (fetch, dump, schedule):
+for _command in (fetch, dump, schedule, notify, prune):
     cli.add_command(_command)
 cli.add_command(backtest)
 cli.add_command(forecast)

@@ -15,6 +15,8 @@ from typing import Any
 import yaml
 
 from sparkscope import assets
+from sparkscope.config.notifications.model import NotificationSettings
+from sparkscope.config.notifications.section import parse_notifications
 from sparkscope.config.parsing import ConfigError, parse_keys
 from sparkscope.config.settings import (
     BY_NAME,
@@ -120,6 +122,8 @@ class Config:
     web: WebConfig = field(default_factory=WebConfig)
     prices: PriceConfig = field(default_factory=PriceConfig)
     predictions: PredictionConfig = field(default_factory=PredictionConfig)
+    #: alerts and digests (None: the section is absent, nothing is sent)
+    notifications: NotificationSettings | None = None
     source: str | None = None
 
     def server(self, name: str) -> ServerConfig:
@@ -135,7 +139,7 @@ class Config:
 
 #: The sections of the file, each a mapping of keys (``servers`` is a list of them).
 SECTIONS = ("fetcher", "web", "prices", "predictions")
-_TOP_KEYS = {s.name for s in SETTINGS if not s.section} | {"servers", *SECTIONS}
+_TOP_KEYS = {s.name for s in SETTINGS if not s.section} | {"servers", "notifications", *SECTIONS}
 
 
 def _section(raw: Any, name: str, file: str | None) -> dict[str, Any]:
@@ -261,6 +265,7 @@ def parse_config(
         web=WebConfig(**web),
         prices=PriceConfig(**_section(raw.get("prices"), "prices", file)),
         predictions=PredictionConfig(**_section(raw.get("predictions"), "predictions", file)),
+        notifications=parse_notifications(raw.get("notifications"), file=file),
         source=file,
     )
 

@@ -15,6 +15,7 @@ from sparkscope.models import (  # noqa: F401  (registers every table)
     application,
     eventlog,
     fetch,
+    notify,
     pipeline,
     predictions,
     sql,

@@ -17,7 +17,11 @@ the ledger; a unit that fails stays queued and is retried by the next run):
 
 6. ``predictions`` -- expected duration, verdict and forecast of the server's recurring runs
    (every run again when :data:`FULL` is queued: ``analyze --force``);
-7. ``whatif`` -- the what-if calibration of each queued recurring key, and the server's prior.
+7. ``whatif`` -- the what-if calibration of each queued recurring key, and the server's prior;
+8. ``alerts`` -- the notification rules evaluated on each newly loaded application (its findings,
+   its verdict from step 6, failure, cost, duration and forecast), the messages they decide
+   written to the outbox (``sparkscope notify`` sends them). It waits while the server's
+   predictions are queued and have failed fewer than :data:`ALERTS_WAIT_ATTEMPTS` times.
 
 All work comes from what is passed in (rows in memory, the registry, the configuration): nothing
 here reads a configuration file or calls a server.
@@ -40,8 +44,11 @@ from sparkscope.analysis.codec import APP_COLUMNS
 from sparkscope.analysis.inputs import assemble, encode_or_none, insert_encoded, sql_input
 from sparkscope.analysis.results import flagged, insert_loaded, record_config
 from sparkscope.analysis.scoring import Scored, score_new
-from sparkscope.config.loader import PredictionConfig
+from sparkscope.config.loader import PredictionConfig, PriceConfig
+from sparkscope.config.notifications.model import NotificationSettings
 from sparkscope.db import factory_url, storage_fault
+from sparkscope.notify.alerts import app_subject, decide_alerts
+from sparkscope.notify.occurrences import Context
 from sparkscope.pipeline import ledger
 from sparkscope.prediction.refresh import refresh_session
 from sparkscope.whatif.calibration import encode_input, refit_keys, store_input
@@ -148,8 +155,9 @@ class QueuedStep:
 
     name: str
     run: Callable[[Pipeline, Session, int, Sequence[str]], int | None]
-    #: the subject an application queues: '' (the whole server) or its recurring key
-    subject: Callable[[Pipeline, str], str]
+    #: the subject an application queues: '' (the whole server), its recurring key, or the
+    #: application itself
+    subject: Callable[[Pipeline, LoadedEntry], str]
 
 
 #: The predictions subject that asks for every run of the server to be predicted again.
@@ -174,11 +182,42 @@ def _refit_whatif(p: Pipeline, session: Session, server_id: int, subjects: Seque
     return refit_keys(session, server_id, keys, p.predictions.key_patterns)
 
 
+#: Failed attempts of a server's queued predictions after which its alerts go ahead without
+#: the verdicts they would bring.
+ALERTS_WAIT_ATTEMPTS = 3
+
+
+class WaitingForPredictions(Exception):
+    """The alerts of a server wait for its predictions (their regression verdicts)."""
+
+
+def _alerts(p: Pipeline, session: Session, server_id: int, subjects: Sequence[str]) -> None:
+    if p.notifications is None:
+        return
+    waiting = [
+        u for u in ledger.pending(session, ["predictions"], [server_id])
+        if u.attempts < ALERTS_WAIT_ATTEMPTS
+    ]  # fmt: skip
+    if waiting:
+        raise WaitingForPredictions("waiting for this server's predictions")
+    ctx = Context(
+        base_url=p.notifications.base_url,
+        key_patterns=p.predictions.key_patterns,
+        min_history=p.predictions.min_history,
+        core_hour_price=p.prices.core_hour,
+        currency=p.prices.currency,
+    )
+    decide_alerts(session, server_id, subjects, p.notifications, ctx)
+
+
 QUEUED: tuple[QueuedStep, ...] = (
-    QueuedStep("predictions", _predict, lambda p, name: ""),
+    QueuedStep("predictions", _predict, lambda p, entry: ""),
     QueuedStep(
-        "whatif", _refit_whatif, lambda p, name: recurring_key(name, p.predictions.key_patterns)
+        "whatif",
+        _refit_whatif,
+        lambda p, entry: recurring_key(entry.name, p.predictions.key_patterns),
     ),
+    QueuedStep("alerts", _alerts, lambda p, entry: app_subject(entry.app_id, entry.attempt_id)),
 )
 
 
@@ -195,10 +234,13 @@ class Completed:
 @dataclass(frozen=True)
 class Pipeline:
     """The post-load pipeline with what it needs: the heuristics registry (None: findings are not
-    stored at load time) and the prediction settings of the configuration in force."""
+    stored at load time), the prediction settings, the notification settings (None: no alerts)
+    and the prices of the configuration in force."""
 
     registry: Registry | None = None
     predictions: PredictionConfig = field(default_factory=PredictionConfig)
+    notifications: NotificationSettings | None = None
+    prices: PriceConfig = field(default_factory=PriceConfig)
     #: the queued steps, in order (a plugin or a test may add its own)
     queued: tuple[QueuedStep, ...] = QUEUED
 
@@ -235,13 +277,13 @@ class Pipeline:
         store_input(session, app_pk, prepared.whatif)
         now = day_summary.contribution(stored.row, flagged_heuristics)
         day_summary.apply(session, stored.replaced, now)
-        name = rows.entry.name
-        ledger.enqueue(session, [(s.name, server_id, s.subject(self, name)) for s in self.queued])
+        entry = rows.entry
+        ledger.enqueue(session, [(s.name, server_id, s.subject(self, entry)) for s in self.queued])
 
     def complete(
         self, factory: sessionmaker[Session], server_ids: Sequence[int] | None = None
     ) -> Completed:
-        """Steps 6-7: everything on the ledger (of the given servers, else of all), step by
+        """Steps 6-8: everything on the ledger (of the given servers, else of all), step by
         step; each unit in its own transaction, a failed one recorded and left queued. A
         database that refuses writes stops it at once (:class:`StorageFault`): the unit stays
         queued, as it was, for a run that can write."""

@@ -18,7 +18,17 @@ def register_blueprints(app: Flask) -> None:
         whatif_api_link,
         whatif_link,
     )
-    from sparkscope.web.views import api, compare, dashboard, detail, help, history, search, sizing
+    from sparkscope.web.views import (
+        api,
+        compare,
+        dashboard,
+        detail,
+        help,
+        history,
+        notifications,
+        search,
+        sizing,
+    )
 
     app.url_map.converters["app_id"] = AppIdConverter
     register_filters(app)
@@ -31,7 +41,7 @@ def register_blueprints(app: Flask) -> None:
         here=here,
     )
     app.context_processor(config_error_context)  # the banner on every page, none can forget it
-    for module in (dashboard, search, detail, sizing, compare, history, help, api):
+    for module in (dashboard, search, detail, sizing, compare, history, notifications, help, api):
         app.register_blueprint(module.bp)
     from sparkscope.web.views import whatif
 

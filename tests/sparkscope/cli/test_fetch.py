@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import socket
 from pathlib import Path
 
@@ -11,8 +12,9 @@ from click.testing import CliRunner
 from sqlalchemy import func, select, text
 
 from fetcher.lock import ADVISORY_LOCK_KEY
-from sparkscope.cli.fetch import crontab_line, parse_interval, server_for_url
+from sparkscope.cli.fetch import server_for_url
 from sparkscope.cli.main import cli
+from sparkscope.cli.schedule import crontab_line, parse_interval
 from sparkscope.config.loader import parse_config
 from sparkscope.db import make_engine
 from sparkscope.models.application import Application, Stage
@@ -145,12 +147,17 @@ def test_dump_then_replay_round_trips(tmp_path: Path, fresh_sqlite_url: str, mon
 def test_schedule_intervals(every: str, minutes: int, spec: str) -> None:
     assert parse_interval(every) == minutes
     line = crontab_line(minutes, parse_config({}, env={}), "/var/log/ss.log")
-    assert (
-        line.startswith(spec + " ")
-        and "flock -n" in line
-        and "fetch >> /var/log/ss.log 2>&1" in line
-    )
-    assert line.endswith("# sparkscope-fetch")
+    assert line.startswith(spec + " ") and "flock -n" in line
+    assert line.endswith("' >> /var/log/ss.log 2>&1 # sparkscope-fetch")
+    # fetch, then notify whatever fetch returned (an unreachable server holds back no alert)
+    script = shlex.split(line.split(" sh -c ", 1)[1])[0]
+    assert [part.split()[-1] for part in script.split("; ")] == ["fetch", "notify"]
+
+
+def test_schedule_prunes_after_notify_when_asked() -> None:
+    line = crontab_line(10, parse_config({}, env={}), "/var/log/ss.log", prune_days=90)
+    steps = shlex.split(line.split(" sh -c ", 1)[1])[0].split("; ")
+    assert len(steps) == 3 and steps[-1].endswith(" prune --keep-days 90")
 
 
 @pytest.mark.parametrize("every", ["7m", "0m", "90m", "soon"])
