@@ -158,6 +158,8 @@ class QueuedStep:
     #: the subject an application queues: '' (the whole server), its recurring key, or the
     #: application itself
     subject: Callable[[Pipeline, LoadedEntry], str]
+    #: whether a loaded application queues this step under the pipeline's settings
+    wanted: Callable[[Pipeline], bool] = lambda p: True
 
 
 #: The predictions subject that asks for every run of the server to be predicted again.
@@ -217,7 +219,12 @@ QUEUED: tuple[QueuedStep, ...] = (
         _refit_whatif,
         lambda p, entry: recurring_key(entry.name, p.predictions.key_patterns),
     ),
-    QueuedStep("alerts", _alerts, lambda p, entry: app_subject(entry.app_id, entry.attempt_id)),
+    QueuedStep(
+        "alerts",
+        _alerts,
+        lambda p, entry: app_subject(entry.app_id, entry.attempt_id),
+        lambda p: p.notifications is not None,  # no notifications: nothing to decide
+    ),
 )
 
 
@@ -278,7 +285,10 @@ class Pipeline:
         now = day_summary.contribution(stored.row, flagged_heuristics)
         day_summary.apply(session, stored.replaced, now)
         entry = rows.entry
-        ledger.enqueue(session, [(s.name, server_id, s.subject(self, entry)) for s in self.queued])
+        ledger.enqueue(
+            session,
+            [(s.name, server_id, s.subject(self, entry)) for s in self.queued if s.wanted(self)],
+        )
 
     def complete(
         self, factory: sessionmaker[Session], server_ids: Sequence[int] | None = None

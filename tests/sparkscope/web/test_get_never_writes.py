@@ -137,6 +137,13 @@ def _urls(app: Flask, engine: Engine) -> list[str]:
     urls += ["/api/compare?left=app-001", "/api/history", "/compare?left=nope&right=app-001"]
     urls += ["/api/apps/nope/whatif", "/api/advise?name=nope&deadline=1h", "/api/advise?name=x"]
     urls += ["/api/apps/nope/sql"]
+    urls += ["/notifications", "/notifications?limit=5", "/api/notifications"]
+    for _app_id, _attempt, server, name in apps[:3]:
+        urls += [f"/api/forecast?{urlencode({'name': name, 'server': server})}"]
+        urls += [
+            f"/api/forecast?{urlencode({'name': name, 'server': server, 'input_bytes': 10**9})}"
+        ]
+    urls += ["/api/forecast?name=nope", "/api/forecast"]
     return urls
 
 
