@@ -174,7 +174,8 @@ def test_a_run_sends_every_due_message_once_signed_and_secrets_stay_out(
     config = config_file(tmp_path / "s.yaml", raw)
     env = {"T_SLACK": slack_receiver.url(SLACK_PATH), "T_SMTP": SMTP_PASSWORD}
     out = notify(corpus_url, config, **env)
-    assert "notify: sent 12, failed 0, given up 0, digests written 0, recovered 0" in out
+    # due now: the hook's 9 alerts, slack's 1 and mail's 3 (its folded message waits for the hour)
+    assert "notify: sent 13, failed 0, given up 0, digests written 0, recovered 0" in out
     engine = make_engine(corpus_url)
     with Session(engine) as session:
         sent = {r.channel: [] for r in session.scalars(select(NotifyOutbox))}
@@ -186,7 +187,7 @@ def test_a_run_sends_every_due_message_once_signed_and_secrets_stay_out(
     engine.dispose()
     assert waiting == ["folded"]  # due at the end of its hour
     # the webhook: each body verified with the channel's secret, its event id the row's
-    assert sorted(received_ids(receiver)) == sorted(sent["hook"]) and len(sent["hook"]) == 8
+    assert sorted(received_ids(receiver)) == sorted(sent["hook"]) and len(sent["hook"]) == 9
     for r in receiver.received:
         ts, sig = r.headers[TIMESTAMP_HEADER], r.headers[SIGNATURE_HEADER]
         assert verify(HOOK_SECRET, ts, sig, r.body, now=time.time())
@@ -322,7 +323,8 @@ def test_dry_run_prints_what_would_be_sent_and_changes_nothing(
     lines = [x for x in out.splitlines() if x.startswith("would send ")]
     assert lines[0].startswith("would send hook: digest evening digest for all applications: ")
     assert "would send hook: alert [critical] failed: ValueError" in out
-    assert len(lines) == 9 and "notify --dry-run: 9 message(s) due; nothing sent" in out
+    # the digest and the hook's 9 alerts
+    assert len(lines) == 10 and "notify --dry-run: 10 message(s) due; nothing sent" in out
     assert hashlib.sha256(database_text(corpus_url).encode()).hexdigest() == before
     assert receiver.received == []
     blocked = notify(corpus_url, config, "--dry-run", T_HOOK="")
