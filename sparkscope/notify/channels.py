@@ -1,7 +1,7 @@
 """Senders: SMTP, Slack incoming webhooks, signed JSON webhooks; each send is one attempt.
 
 :func:`send` renders an outbox message for its channel and delivers it once, returning an
-:class:`Outcome`: ``sent``; ``retryable`` (connection refused or reset, timeout, 5xx, 408, 429
+:class:`SendOutcome`: ``sent``; ``retryable`` (connection refused or reset, timeout, 5xx, 408, 429
 with its Retry-After, an SMTP 4xx, a secret not set yet); ``permanent`` (another 4xx, a
 redirect, an SMTP 5xx, authentication failed, every recipient refused, TLS verification failed).
 Nothing raises for a delivery problem, and no detail text holds a secret
@@ -30,7 +30,7 @@ from sparkscope.config.notifications.model import (
 from sparkscope.notify import httpsend, masking
 from sparkscope.notify.events import Envelope
 from sparkscope.notify.messages import document
-from sparkscope.notify.outbox import Outcome
+from sparkscope.notify.outbox import SendOutcome
 from sparkscope.notify.payload import webhook_body
 from sparkscope.notify.render import email_message, slack_payload
 from sparkscope.notify.smtp import send_email
@@ -102,18 +102,18 @@ def _reason(exc: BaseException) -> str:
 
 def _http_outcome(
     answer: httpsend.Answer, where: str, secrets: set[str], now: dt.datetime
-) -> Outcome:
+) -> SendOutcome:
     status = answer.status
     text = one_line(masking.redact(answer.body[:300].decode("utf-8", "replace"), secrets), 200)
     said = f": {text}" if text and text != "–" else ""
     if 200 <= status < 300:
-        return Outcome("sent", f"HTTP {status} from {where}")
+        return SendOutcome("sent", f"HTTP {status} from {where}")
     if 300 <= status < 400:
-        return Outcome("permanent", f"HTTP {status} from {where}: redirects are not followed")
+        return SendOutcome("permanent", f"HTTP {status} from {where}: redirects are not followed")
     wait = retry_after(answer.headers.get("Retry-After"), now)
     if status >= 500 or status in RETRYABLE_HTTP:
-        return Outcome("retryable", f"HTTP {status} from {where}{said}", wait)
-    return Outcome("permanent", f"HTTP {status} from {where}{said}")
+        return SendOutcome("retryable", f"HTTP {status} from {where}{said}", wait)
+    return SendOutcome("permanent", f"HTTP {status} from {where}{said}")
 
 
 def _post(
@@ -123,7 +123,7 @@ def _post(
     channel: SlackChannel | WebhookChannel,
     secrets: set[str],
     now: dt.datetime,
-) -> Outcome:
+) -> SendOutcome:
     where = masking.shown_url(url)
     verify_tls: bool | str = True
     if isinstance(channel, WebhookChannel):
@@ -141,32 +141,34 @@ def _post(
             verify=verify_tls,
         )
     except httpsend.DeadlinePassed:
-        return Outcome("retryable", f"{where}: no complete answer within {channel.deadline_s:g} s")
+        return SendOutcome(
+            "retryable", f"{where}: no complete answer within {channel.deadline_s:g} s"
+        )
     except requests.exceptions.ConnectTimeout:
-        return Outcome(
+        return SendOutcome(
             "retryable", f"{where}: no connection within {channel.connect_timeout_s:g} s"
         )
     except requests.exceptions.ReadTimeout:
-        return Outcome(
+        return SendOutcome(
             "retryable", f"{where}: no answer within {channel.read_timeout_s:g} s (read timeout)"
         )
     except requests.exceptions.SSLError as exc:
         verify_failed = "CERTIFICATE_VERIFY_FAILED" in repr(exc.args)
         kind = "permanent" if verify_failed else "retryable"
         what = "certificate verification failed" if verify_failed else _reason(exc)
-        return Outcome(kind, f"{where}: TLS: {what}")
+        return SendOutcome(kind, f"{where}: TLS: {what}")
     except requests.exceptions.ConnectionError as exc:
-        return Outcome("retryable", f"{where}: cannot connect: {_reason(exc)}")
+        return SendOutcome("retryable", f"{where}: cannot connect: {_reason(exc)}")
     except (requests.exceptions.InvalidURL, requests.exceptions.MissingSchema, ValueError):
-        return Outcome("permanent", f"{where}: not a valid http(s) URL")
+        return SendOutcome("permanent", f"{where}: not a valid http(s) URL")
     except requests.exceptions.RequestException as exc:
-        return Outcome("retryable", f"{where}: request failed: {type(exc).__name__}")
+        return SendOutcome("retryable", f"{where}: request failed: {type(exc).__name__}")
     return _http_outcome(answer, where, secrets, now)
 
 
 def send_slack(
     channel: SlackChannel, payload: dict, environ: Mapping[str, str], now: dt.datetime
-) -> Outcome:
+) -> SendOutcome:
     url = channel.webhook_url.value(environ)
     secrets = masking.variants(url)
     masking.register(secrets)
@@ -181,7 +183,7 @@ def send_webhook(
     event_id: str,
     environ: Mapping[str, str],
     now: dt.datetime,
-) -> Outcome:
+) -> SendOutcome:
     secret = channel.secret.value(environ)
     url = channel.url_env.value(environ) if channel.url_env else channel.url
     assert url is not None
@@ -205,7 +207,7 @@ def send(
     env: Envelope,
     environ: Mapping[str, str],
     now: dt.datetime | None = None,
-) -> Outcome:
+) -> SendOutcome:
     """Render ``env`` for ``channel`` and deliver it once. Never raises for delivery problems."""
     now = now or dt.datetime.now(dt.UTC)
     try:
@@ -222,4 +224,4 @@ def send(
             return send_slack(channel, slack_payload(document(env)), environ, now)
         return send_webhook(channel, webhook_body(env), env.event_id, environ, now)
     except MissingSecret as exc:
-        return Outcome("retryable", f"channel {channel.name}: {exc}")
+        return SendOutcome("retryable", f"channel {channel.name}: {exc}")

@@ -19,7 +19,7 @@ from sparkscope.present.display import fmt_duration_ms, fmt_hours, fmt_money, se
 
 
 @dataclass(frozen=True)
-class Entry:
+class DocEntry:
     """One item of a section's list, with an optional link."""
 
     text: str
@@ -32,7 +32,7 @@ class Section:
 
     title: str
     paragraphs: tuple[str, ...] = ()
-    entries: tuple[Entry, ...] = ()
+    entries: tuple[DocEntry, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -106,12 +106,12 @@ def alert_doc(e: AlertEvent, rule: str | None = None, reason: str | None = None)
     return Doc(subject, _intro(e, reason), e.severity, tuple(facts), tuple(sections), e.links)
 
 
-def _alert_entry(e: AlertEvent) -> Entry:
+def _alert_entry(e: AlertEvent) -> DocEntry:
     who = f" ({one_line(e.user, 60)})" if e.user else ""
     text = (
         f"[{severity_name(e.severity)}] {one_line(e.app_name, 100)}{who}: {one_line(e.title, 200)}"
     )
-    return Entry(text, e.links[0] if e.links else None)
+    return DocEntry(text, e.links[0] if e.links else None)
 
 
 def _hhmm(t: dt.datetime) -> str:
@@ -173,7 +173,7 @@ def digest_doc(d: Digest) -> Doc:
     n_failures = max(d.failures_total, len(d.failures))
     facts += [("Regressions", str(n_regressions)), ("Failed", str(n_failures))]
     worst = tuple(
-        Entry(
+        DocEntry(
             f"{one_line(a.name, 100)} [{severity_name(a.severity)}]: "
             f"{fmt_hours(a.impact_core_hours)} core-hours, {fmt_duration_ms(a.impact_wall_ms)}"
             + (f" — fix: {one_line(a.top_fix, 300)}" if a.top_fix else "")
@@ -183,7 +183,7 @@ def digest_doc(d: Digest) -> Doc:
         for a in d.worst
     )
     regressions = tuple(
-        Entry(
+        DocEntry(
             f"{one_line(r.name, 100)}: {fmt_duration_ms(r.duration_ms)}, expected "
             f"{fmt_duration_ms(r.expected_ms)}"
             + (f" — causes: {one_line('; '.join(r.causes), 300)}" if r.causes else ""),
@@ -192,7 +192,7 @@ def digest_doc(d: Digest) -> Doc:
         for r in d.regressions
     )
     failures = tuple(
-        Entry(
+        DocEntry(
             f"{one_line(x.name, 100)}{f' ({one_line(x.user, 60)})' if x.user else ''}: "
             f"{one_line(x.root_cause, 300)}",
             Link("open", x.url) if x.url else None,

@@ -52,7 +52,7 @@ class Context:
 
 
 @dataclass(frozen=True)
-class Finding:
+class NotifiedFinding:
     """A stored finding, as alerts and digests use it."""
 
     name: str
@@ -64,7 +64,7 @@ class Finding:
     settings: tuple[tuple[str, str], ...]
 
 
-def findings(session: Session, app_pk: int) -> list[Finding]:
+def findings(session: Session, app_pk: int) -> list[NotifiedFinding]:
     """The application's findings above NONE, costliest first."""
     document = session.scalar(select(Analysis.results).where(Analysis.application_id == app_pk))
     results = (parse_document(document) if document else None) or []
@@ -79,7 +79,7 @@ def findings(session: Session, app_pk: int) -> list[Finding]:
             (str(p[0]), str(p[1])) for p in r.get("conf") or () if isinstance(p, list | tuple)
         )
         out.append(
-            Finding(
+            NotifiedFinding(
                 r["name"],
                 severity,
                 str(r.get("title") or r["name"]),

@@ -37,7 +37,7 @@ KINDS = ("alert", "folded", "digest")
 
 
 @dataclass(frozen=True)
-class Outcome:
+class SendOutcome:
     """What one attempt came to: ``sent``, ``retryable`` or ``permanent``, in one line (never a
     secret), and how long the receiver asked to wait (429, 503 Retry-After)."""
 
@@ -113,7 +113,7 @@ def backoff_s(attempts: int, policy: Delivery, rand: float) -> float:
 
 
 def settle(
-    rec: OutboxRecord, outcome: Outcome, now: dt.datetime, policy: Delivery, rand: float
+    rec: OutboxRecord, outcome: SendOutcome, now: dt.datetime, policy: Delivery, rand: float
 ) -> OutboxRecord:
     """sending -> sent | failed (retry at) | dead, from a send's outcome."""
     if rec.state != SENDING:

@@ -15,7 +15,7 @@ from email.utils import format_datetime
 from typing import Any
 
 from sparkscope.notify.events import Link
-from sparkscope.notify.messages import Doc, Entry
+from sparkscope.notify.messages import Doc, DocEntry
 from sparkscope.notify.text import html_text, one_line, safe_url, severity_color, slack_text
 
 SLACK_TEXT_LIMIT = 3000  # a section's text
@@ -50,7 +50,7 @@ def _a(link: Link | None) -> str:
     return f'<a href="{html_text(url)}">{html_text(link.label)}</a>'
 
 
-def _li(e: Entry) -> str:
+def _li(e: DocEntry) -> str:
     link = _a(e.link)
     return f"<li>{html_text(e.text)}{' ' + link if link else ''}</li>"
 

@@ -38,13 +38,13 @@ from sparkscope.notify.channels import send
 from sparkscope.notify.digests import DigestContext, enqueue_due, spec_digest
 from sparkscope.notify.events import Envelope, from_json
 from sparkscope.notify.messages import document
-from sparkscope.notify.outbox import Outcome
+from sparkscope.notify.outbox import SendOutcome
 from sparkscope.notify.periods import due_period
 from sparkscope.notify.store import OutboxStore, last_period_start
 
 log = logging.getLogger("sparkscope.notify.runner")
 
-Sender = Callable[[Channel, Envelope, Mapping[str, str]], Outcome]
+Sender = Callable[[Channel, Envelope, Mapping[str, str]], SendOutcome]
 Clock = Callable[[], dt.datetime]
 
 
@@ -144,7 +144,7 @@ def run(
             break
         if claimed.channel not in known:
             why = f"channel {claimed.channel} is no longer configured"
-            dead = outbox.settle(claimed, Outcome("permanent", why), clock(), policy, rand())
+            dead = outbox.settle(claimed, SendOutcome("permanent", why), clock(), policy, rand())
             store.settle(claimed, dead)
             report.dead += 1
             continue
@@ -153,7 +153,7 @@ def run(
             outcome = sender(settings.channel(claimed.channel), envelope, environ)
         except Exception as exc:  # a bug, not a delivery problem: keep the message, say so
             log.exception("sending %s to %s failed", claimed.kind, claimed.channel)
-            outcome = Outcome("retryable", f"internal error: {type(exc).__name__}")
+            outcome = SendOutcome("retryable", f"internal error: {type(exc).__name__}")
         settled = outbox.settle(claimed, outcome, clock(), policy, rand())
         if not store.settle(claimed, settled):
             log.warning("%s to %s: taken over by another run", claimed.kind, claimed.channel)

@@ -20,7 +20,7 @@ from typing import Any
 
 from sparkscope.config.notifications.model import EmailChannel
 from sparkscope.notify import masking
-from sparkscope.notify.outbox import Outcome
+from sparkscope.notify.outbox import SendOutcome
 from sparkscope.notify.text import one_line
 
 
@@ -74,8 +74,8 @@ class _SmtpTls(_Watched, smtplib.SMTP_SSL):
         super().__init__(*args, **kwargs)
 
 
-def _by_code(code: int, text: str) -> Outcome:
-    return Outcome("retryable" if 400 <= code < 500 else "permanent", text)
+def _by_code(code: int, text: str) -> SendOutcome:
+    return SendOutcome("retryable" if 400 <= code < 500 else "permanent", text)
 
 
 def _smtp_said(raw: bytes | str, secrets: Iterable[str]) -> str:
@@ -83,7 +83,7 @@ def _smtp_said(raw: bytes | str, secrets: Iterable[str]) -> str:
     return one_line(masking.redact(text, secrets), 200)
 
 
-def send_email(channel: EmailChannel, msg: EmailMessage, environ: Mapping[str, str]) -> Outcome:
+def send_email(channel: EmailChannel, msg: EmailMessage, environ: Mapping[str, str]) -> SendOutcome:
     """Deliver ``msg`` in one SMTP session; never raises for a delivery problem."""
     password = channel.password.value(environ) if channel.password else None
     secrets = masking.variants(password, channel.username) if password else set()
@@ -96,7 +96,9 @@ def send_email(channel: EmailChannel, msg: EmailMessage, environ: Mapping[str, s
     with _Watchdog(channel.deadline_s) as watchdog:
         outcome = _session(channel, msg, password, context, watchdog, secrets)
     if watchdog.fired and not outcome.ok:
-        return Outcome("retryable", f"{where}: no complete session within {channel.deadline_s:g} s")
+        return SendOutcome(
+            "retryable", f"{where}: no complete session within {channel.deadline_s:g} s"
+        )
     return outcome
 
 
@@ -107,7 +109,7 @@ def _session(
     context: ssl.SSLContext,
     watchdog: _Watchdog,
     secrets: set[str],
-) -> Outcome:
+) -> SendOutcome:
     where = f"{channel.smtp_host}:{channel.smtp_port}"
     smtp: smtplib.SMTP | None = None
     try:
@@ -124,35 +126,35 @@ def _session(
             smtp.login(channel.username, password)
         refused = smtp.send_message(msg)
     except smtplib.SMTPAuthenticationError as exc:
-        return Outcome(
+        return SendOutcome(
             "permanent",
             f"{where}: authentication failed ({exc.smtp_code} "
             f"{_smtp_said(exc.smtp_error, secrets)})",
         )
     except smtplib.SMTPNotSupportedError as exc:
-        return Outcome("permanent", f"{where}: {_smtp_said(str(exc), secrets)}")
+        return SendOutcome("permanent", f"{where}: {_smtp_said(str(exc), secrets)}")
     except smtplib.SMTPRecipientsRefused as exc:
         codes = [code for code, _ in exc.recipients.values()]
         who = ", ".join(f"{a} ({c})" for a, (c, _) in exc.recipients.items())
         kind = "retryable" if any(400 <= c < 500 for c in codes) else "permanent"
-        return Outcome(kind, f"{where}: every recipient refused: {one_line(who, 200)}")
+        return SendOutcome(kind, f"{where}: every recipient refused: {one_line(who, 200)}")
     except smtplib.SMTPResponseException as exc:  # sender refused, data refused, HELO, connect
         said = _smtp_said(exc.smtp_error, secrets)
         return _by_code(exc.smtp_code, f"{where}: {type(exc).__name__} {exc.smtp_code} {said}")
     except smtplib.SMTPServerDisconnected:
-        return Outcome("retryable", f"{where}: the server closed the connection")
+        return SendOutcome("retryable", f"{where}: the server closed the connection")
     except ssl.SSLCertVerificationError:
-        return Outcome("permanent", f"{where}: TLS: certificate verification failed")
+        return SendOutcome("permanent", f"{where}: TLS: certificate verification failed")
     except ssl.SSLError as exc:
-        return Outcome("retryable", f"{where}: TLS: {exc.reason or type(exc).__name__}")
+        return SendOutcome("retryable", f"{where}: TLS: {exc.reason or type(exc).__name__}")
     except TimeoutError:
-        return Outcome("retryable", f"{where}: timed out after {channel.timeout_s:g} s")
+        return SendOutcome("retryable", f"{where}: timed out after {channel.timeout_s:g} s")
     except OSError as exc:
-        return Outcome(
+        return SendOutcome(
             "retryable", f"{where}: cannot connect: {exc.strerror or type(exc).__name__}"
         )
     except smtplib.SMTPException as exc:
-        return Outcome("retryable", f"{where}: {type(exc).__name__}")
+        return SendOutcome("retryable", f"{where}: {type(exc).__name__}")
     finally:
         if smtp is not None:
             try:
@@ -161,5 +163,5 @@ def _session(
                 smtp.close()
     if refused:
         who = ", ".join(f"{a} ({c})" for a, (c, _) in refused.items())
-        return Outcome("sent", f"{where}: accepted, but refused for {one_line(who, 200)}")
-    return Outcome("sent", f"{where}: accepted")
+        return SendOutcome("sent", f"{where}: accepted, but refused for {one_line(who, 200)}")
+    return SendOutcome("sent", f"{where}: accepted")

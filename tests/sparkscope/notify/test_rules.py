@@ -202,15 +202,15 @@ def test_backoff_doubles_with_equal_jitter_up_to_its_cap() -> None:
 def test_settle_moves_a_claim_to_its_next_state() -> None:
     policy = Delivery(max_attempts=2, backoff_base_s=60)
     rec = outbox.OutboxRecord("k", "alert", "c", {}, "s", T0, T0, state="sending", attempts=1)
-    failed = outbox.settle(rec, outbox.Outcome("retryable", "HTTP 503", 600.0), T0, policy, 0.0)
+    failed = outbox.settle(rec, outbox.SendOutcome("retryable", "HTTP 503", 600.0), T0, policy, 0.0)
     assert (failed.state, failed.last_error) == ("failed", "HTTP 503")
     assert failed.next_attempt_at == T0 + dt.timedelta(seconds=600)  # Retry-After over backoff
     last = dataclasses.replace(rec, attempts=2)
-    dead = outbox.settle(last, outbox.Outcome("retryable", "HTTP 503"), T0, policy, 0.0)
+    dead = outbox.settle(last, outbox.SendOutcome("retryable", "HTTP 503"), T0, policy, 0.0)
     assert (dead.state, dead.last_error) == ("dead", "gave up after 2 attempts: HTTP 503")
-    gone = outbox.settle(rec, outbox.Outcome("permanent", "HTTP 404"), T0, policy, 0.0)
+    gone = outbox.settle(rec, outbox.SendOutcome("permanent", "HTTP 404"), T0, policy, 0.0)
     assert (gone.state, gone.attempts) == ("dead", 1)
-    sent = outbox.settle(rec, outbox.Outcome("sent", "HTTP 200"), T0, policy, 0.0)
+    sent = outbox.settle(rec, outbox.SendOutcome("sent", "HTTP 200"), T0, policy, 0.0)
     assert (sent.state, sent.sent_at) == ("sent", T0)
     with pytest.raises(ValueError):
-        outbox.settle(sent, outbox.Outcome("sent"), T0, policy, 0.0)
+        outbox.settle(sent, outbox.SendOutcome("sent"), T0, policy, 0.0)
