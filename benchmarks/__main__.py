@@ -9,6 +9,7 @@ Each one can be run alone with its own options:
   python -m benchmarks.eventlog_bench --help  event logs: equivalence with a real SHS, speed ratio, CPU/app, memory
   python -m benchmarks.redaction_bench --help redaction: CPU per application, worst case of each pattern
   python -m benchmarks.limits_bench --help    what-if limits: the worst allowed requests and the refused probes
+  python -m benchmarks.prune_bench --help     retention: prune time per 100,000 applications (PostgreSQL)
   python -m benchmarks.model_eval --help      prediction forms compared per regime (docs/dev/models.md;
                                               not run here: tens of minutes)
 """
@@ -22,6 +23,7 @@ from benchmarks import (
     fetch_bench,
     limits_bench,
     predict_bench,
+    prune_bench,
     redaction_bench,
     rescore_bench,
     web_bench,
@@ -40,6 +42,7 @@ def main() -> int:
         ("event logs", eventlog_bench.main),
         ("redaction", redaction_bench.main),
         ("what-if limits", limits_bench.main),
+        ("retention", prune_bench.main),
     ):
         print(f"== {name} ==", flush=True)
         code = run([])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import logging
@@ -96,6 +97,28 @@ def test_500_then_recovery_through_the_outbox(receiver: Receiver) -> None:
     assert outbox.settle(rec, second, NOW, policy, 0.5).state == outbox.SENT
     a, b = receiver.received
     assert a.headers[EVENT_ID_HEADER] == b.headers[EVENT_ID_HEADER]  # the same event id
+
+
+def test_a_timeout_then_recovery_through_the_outbox(receiver: Receiver) -> None:
+    """A receiver that hangs is retried after the backoff, and the retry that goes through
+    carries the same event id and a body signed anew."""
+    receiver.replies = [Reply(delay_s=2.0), Reply(200, b"ok")]
+    ch, env = hook(receiver, read_timeout_s=0.5)
+    policy = Delivery(backoff_base_s=60)
+    rec = outbox.OutboxRecord("k", "alert", "hook", {}, "s", NOW, NOW, state="sending", attempts=1)
+    first = send(ch, envelope(channel="hook"), env)
+    assert (first.status, first.detail) == (
+        "retryable", f"http://127.0.0.1:{receiver.port}/…: no answer within 0.5 s (read timeout)")  # fmt: skip
+    failed = outbox.settle(rec, first, NOW, policy, 0.0)
+    assert failed.state == outbox.FAILED and failed.last_error == first.detail
+    assert failed.next_attempt_at == NOW + dt.timedelta(seconds=30)
+    retry = dataclasses.replace(failed, state=outbox.SENDING, attempts=2)
+    second = send(ch, envelope(channel="hook"), env, now=NOW + dt.timedelta(seconds=31))
+    done = outbox.settle(retry, second, NOW + dt.timedelta(seconds=31), policy, 0.0)
+    assert (done.state, done.last_error) == (outbox.SENT, None)
+    a, b = receiver.received
+    assert a.headers[EVENT_ID_HEADER] == b.headers[EVENT_ID_HEADER] and a.body == b.body
+    assert a.headers[SIGNATURE_HEADER] != b.headers[SIGNATURE_HEADER]  # a new timestamp
 
 
 def test_a_slow_receiver_times_out_as_retryable(receiver: Receiver) -> None:
