@@ -110,7 +110,7 @@ def pool_for(pooled: Pools, kind: str) -> Sequence[float]:
 
 
 @dataclass(frozen=True)
-class Scored:
+class EarlierRun:
     """An earlier run's log errors, its difficulty and its regime."""
 
     errors: dict[str, float]
@@ -120,14 +120,16 @@ class Scored:
 
 def _recent(
     points: Sequence[PredictedRun | None], y: Any, ok: Any, i: int, runs: int, forecast_: bool
-) -> list[Scored]:
+) -> list[EarlierRun]:
     """The latest ``runs`` successful runs before ``i`` that have a point, newest first."""
-    out: list[Scored] = []
+    out: list[EarlierRun] = []
     j = i - 1
     while j >= 0 and len(out) < runs:
         p = points[j]
         if p is not None and ok[j]:
-            out.append(Scored(p.errors_for(float(y[j]), forecast_), p.difficulty, p.regime.kind))
+            out.append(
+                EarlierRun(p.errors_for(float(y[j]), forecast_), p.difficulty, p.regime.kind)
+            )
         j -= 1
     return out
 
@@ -191,7 +193,7 @@ def predict_run(
 
 def _serve(
     point: PredictedRun,
-    recent: Sequence[Scored],
+    recent: Sequence[EarlierRun],
     level: float,
     pooled: Sequence[float],
     default: str,
@@ -214,7 +216,7 @@ def _serve(
 
 
 def _widen(
-    point: PredictedRun, recent: Sequence[Scored], level: float, pooled: Sequence[float]
+    point: PredictedRun, recent: Sequence[EarlierRun], level: float, pooled: Sequence[float]
 ) -> None:
     """Span the interval of the served line's other form too beyond the range (continued with
     the elasticity its history shows): the two agree inside the range and part outside it, and
@@ -255,7 +257,7 @@ def forecast_interval(
     recent = point.recent_forecast_errors
     if recent is None:
         recent = [s.errors for s in _recent(points, y, ok, i, RESIDUAL_RUNS, True)]
-    scored = [Scored(e, 1.0, "") for e in recent]
+    scored = [EarlierRun(e, 1.0, "") for e in recent]
     low, high = _interval(value, point.forecast_model, scored, pooled, level, 1.0)
     return value, low, high
 
@@ -263,7 +265,7 @@ def forecast_interval(
 def _interval(
     value: float,
     model: str,
-    recent: Sequence[Scored],
+    recent: Sequence[EarlierRun],
     pooled: Sequence[float],
     level: float,
     scale: float,
