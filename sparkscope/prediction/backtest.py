@@ -13,6 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from sparkscope.advisor.predict.backtest import (
+    KeyResult,
     Metrics,
     Run,
     band_metrics,
@@ -23,7 +24,7 @@ from sparkscope.advisor.predict.backtest import (
     scored_runs,
 )
 from sparkscope.advisor.predict.features import recurring_key
-from sparkscope.advisor.predict.forward import forward_split
+from sparkscope.advisor.predict.forward import ForwardRun, forward_split
 from sparkscope.config.loader import PredictionConfig
 from sparkscope.models.application import Application
 from sparkscope.models.fetch import HistoryServer
@@ -51,18 +52,26 @@ def backtest_database(
     names: Sequence[str] = (),
     min_history: int = 5,
 ) -> Figures:
-    """The backtest's figures over the stored runs (of the keys ``names``, or every key)."""
+    """The backtest's figures over the stored runs (of the keys ``names``, or every key).
+
+    Each server is replayed on its own, as runs are predicted at fetch time: a run's interval
+    borrows the residuals of its own server's other keys, and the class-aware model is fitted
+    on its own server's runs (another server's applications change none of its figures)."""
     with factory() as session:
-        runs = _runs(session, prediction_config, names)
-    results = run_backtest(
-        runs, prediction_config.level, prediction_config.class_aware, min_history
-    )
+        by_server = _runs(session, prediction_config, names)
+    results: dict[str, KeyResult] = {}
+    forward: list[ForwardRun] = []
+    for server_id in sorted(by_server):
+        runs = by_server[server_id]
+        results.update(
+            run_backtest(runs, prediction_config.level, prediction_config.class_aware, min_history)
+        )
+        forward.extend(forward_split(runs, prediction_config.level, min_history))
     # In key order, so `backtest --json` prints the same document for the same runs.
     per_key = {
         k: metrics([results[k]], prediction_config.level, min_history) for k in sorted(results)
     }
     per_key = {k: m for k, m in per_key.items() if m.n}
-    forward = forward_split(runs, prediction_config.level, min_history)
     scored = [(float(f.run.duration_ms or 0), f.point, None) for f in forward]
     fkeys = {
         k: score(
@@ -81,7 +90,10 @@ def backtest_database(
     )
 
 
-def _runs(session: Session, prediction_config: PredictionConfig, names: Sequence[str]) -> list[Run]:
+def _runs(
+    session: Session, prediction_config: PredictionConfig, names: Sequence[str]
+) -> dict[int, list[Run]]:
+    """The runs of each server (its id: its runs)."""
     apps = session.execute(
         select(
             Application.id,
@@ -114,13 +126,15 @@ def _runs(session: Session, prediction_config: PredictionConfig, names: Sequence
     missing = [pk for pk in ids if pk not in stored]
     for r in load_runs(session, missing, numbers_only=True):
         stored[r.id] = r.features.vector()
-    return [
-        Run(
-            key=key,
-            start_ms=int(a.start_time_ms),
-            duration_ms=float(a.duration_ms) if a.duration_ms else None,
-            ok=succeeded(a._asdict()),
-            vector=stored[a.id],
+    out: dict[int, list[Run]] = {}
+    for a, key in keyed:
+        out.setdefault(int(a.server_id), []).append(
+            Run(
+                key=key,
+                start_ms=int(a.start_time_ms),
+                duration_ms=float(a.duration_ms) if a.duration_ms else None,
+                ok=succeeded(a._asdict()),
+                vector=stored[a.id],
+            )
         )
-        for a, key in keyed
-    ]
+    return out

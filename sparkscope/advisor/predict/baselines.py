@@ -199,8 +199,8 @@ class LineFit:
         rows = np.atleast_2d(rows)
         start = rows[:, STARTUP]
         floor = FLOOR * self.y_min  # a line extrapolated below zero says nothing: the floor
-        if not self.fitted:
-            same = self.median_work + start
+        if not self.fitted:  # a training run's start-up beyond its duration: no negative work
+            same = np.maximum(max(self.median_work, 0.0) + start, floor)
             return same, same
         M = rows[:, self.cols]
         if self.par:

@@ -234,9 +234,7 @@ def run_features(
         "hour_cos": math.cos(2 * math.pi * hour / 24),
         "weekday": weekday,
         "arg_day": day if day is not None else 0.0,
-        "startup_ms": float(max(0, first_job_ms - int(start)))
-        if first_job_ms is not None and start
-        else 0.0,
+        "startup_ms": _startup(first_job_ms, start, app.get("duration_ms")),
         "iterations": float(iterations(jobs)),
     }
     if day is not None:  # the logical day the run is for beats the wall clock's
@@ -252,6 +250,17 @@ def run_features(
         failed_stages=int(app.get("num_failed_stages") or 0),
         spark_version=str(app.get("spark_version") or ""),
     )
+
+
+def _startup(first_job_ms: int | None, start: Any, duration_ms: Any) -> float:
+    """The time before the first job, never negative and never longer than the run itself (a
+    first job stamped after the run ended is a clock that disagrees, not a start-up)."""
+    if first_job_ms is None or not start:
+        return 0.0
+    value = max(0, first_job_ms - int(start))
+    if duration_ms:
+        value = min(value, int(duration_ms))
+    return float(value)
 
 
 def _stage_work(ran: Sequence[Mapping[str, Any]], keep: int = MAX_STAGES) -> list[list[Any]]:

@@ -93,8 +93,8 @@ class WorkLine:
 
         rows = np.atleast_2d(rows)
         start = rows[:, STARTUP]
-        if self.median_work is not None:
-            return self.median_work + start
+        if self.median_work is not None:  # never negative work, never below the floor
+            return np.maximum(max(self.median_work, 0.0) + start, FLOOR * self.y_min)
         cols = columns(rows, self.size_col, self.exponent)
         work = np.full(len(rows), self.intercept)
         for t, c in zip(self.terms, self.coef, strict=True):
@@ -191,7 +191,7 @@ def _few_runs(X: Any, y: Any, work: Any, size_col: int | None) -> WorkLine:
     fixed part), if its cost comes out non-negative; else the median work."""
     import numpy as np
 
-    median = WorkLine(median_work=float(np.median(work)))
+    median = WorkLine(median_work=float(np.median(work)), y_min=float(y.min()))
     if len(y) < 2 or size_col is None or not _varies(X[:, SLOTS]):
         return median
     per_slot = np.maximum(X[:, size_col], 0.0) / np.maximum(X[:, SLOTS], 1.0)
