@@ -2,7 +2,7 @@
 of the logs read (path, size, modification time)
 
 Revision ID: 0013
-Revises: 0010
+Revises: 0012
 Create Date: 2026-12-01 12:00:00
 """
 
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0013"
-down_revision: str | None = "0015"
+down_revision: str | None = "0012"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

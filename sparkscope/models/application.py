@@ -54,7 +54,7 @@ class Application(Base):
             postgresql_include=["id", "spark_user", "queue", "wasted_core_hours", "worst_severity"],
         ),
         # Search ranked by impact or by waste (unknown below every known figure), ties by start
-        # and id: read in index order, in either direction (migration 0015). An expression on
+        # and id: read in index order, in either direction (migration 0012). An expression on
         # both databases, since SQLite's indexes know no NULLS LAST.
         Index("ix_application_impact_rank", text(IMPACT_RANK_SQL), "start_time_ms", "id"),
         Index("ix_application_waste_rank", text(WASTE_RANK_SQL), "start_time_ms", "id"),

@@ -75,7 +75,7 @@ def refresh_session(
             Application.server_id == server_id,
             (RunPrediction.application_id.is_(None))
             | (RunPrediction.fetched_at_ms != Application.fetched_at_ms)
-            # stored before "what changed" was kept (migration 0015): computed once more
+            # stored before "what changed" was kept (migration 0012): computed once more
             | (RunPrediction.changes.is_(None)),
         )
     ).all()

@@ -1,5 +1,5 @@
 """What changed is stored with every predicted run, whatever its verdict, and runs predicted before
-it was kept (migration 0015: NULL) are recomputed by the next refresh, with the same verdicts
+it was kept (migration 0012: NULL) are recomputed by the next refresh, with the same verdicts
 (PostgreSQL and SQLite)."""
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def test_changes_for_every_run_and_recomputed_when_missing(fresh_db_url: str) ->
     assert {"kind": "finding", "heuristic": "disk_spill", "change": "new"} in last
     assert first["app-11"][0] != "regression" or last  # whatever the verdict, it is said
 
-    # As stored before migration 0015: no changes. The next refresh computes them again.
+    # As stored before migration 0012: no changes. The next refresh computes them again.
     with factory() as s, s.begin():
         s.execute(update(RunPrediction).values(changes=null()))  # SQL NULL, as the upgrade adds it
     assert predictions.refresh_server(factory, 1, PredictionConfig()).runs == 12

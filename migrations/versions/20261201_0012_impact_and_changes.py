@@ -12,8 +12,8 @@ no NULLS LAST).
 revision have none (NULL): ``sparkscope analyze`` (or a fetch that loads runs of their server)
 recomputes them.
 
-Revision ID: 0015
-Revises: 0010
+Revision ID: 0012
+Revises: 0011
 Create Date: 2026-12-01 12:00:00
 """
 
@@ -23,7 +23,7 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
-revision: str = "0015"
+revision: str = "0012"
 down_revision: str | None = "0011"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None

@@ -4,7 +4,7 @@ others); the run features gained the iterations, so every stored prediction (a r
 cache) is dropped and recomputed by the next fetch or `sparkscope analyze`
 
 Revision ID: 0014
-Revises: 0010
+Revises: 0013
 Create Date: 2026-12-02 09:00:00
 """
 

@@ -1,8 +1,8 @@
 """notifications outbox: every alert and digest message, written in the transaction that decides
 it, with its idempotency key (unique), delivery state, attempts and last error
 
-Revision ID: 0012
-Revises: 0010
+Revision ID: 0015
+Revises: 0014
 Create Date: 2026-12-01 12:00:00
 """
 
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
-revision: str = "0012"
+revision: str = "0015"
 down_revision: str | None = "0014"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None

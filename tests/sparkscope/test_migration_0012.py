@@ -1,4 +1,4 @@
-"""Migration 0015 fills each analysed application's impact from its stored findings (the costliest
+"""Migration 0012 fills each analysed application's impact from its stored findings (the costliest
 one's core-hours, 0 when none has a cost, NULL when not analysed) and goes back down cleanly,
 keeping the application table's name triggers (PostgreSQL and SQLite)."""
 
@@ -10,7 +10,7 @@ from sparkscope import migrate
 from sparkscope.db import make_engine
 
 
-def test_0015_fills_the_impact_from_the_findings_and_goes_back(fresh_db_url: str) -> None:
+def test_0012_fills_the_impact_from_the_findings_and_goes_back(fresh_db_url: str) -> None:
     migrate.downgrade(fresh_db_url, "0011")
     engine = make_engine(fresh_db_url)
     with engine.begin() as c:
