@@ -163,6 +163,7 @@ def test_a_recorded_stage_shows_its_stored_rows(
     assert len(re.findall("<tr>", _section(page, "stage-executors"))) == len(executors) + 1 or (
         not executors and "No per-executor summary" in page
     )
+    assert 'id="task-times"' not in page  # a History Server keeps no time of every task
     sql = _section(page, "stage-queries")
     for q in queries:
         assert f"#{q.anchor}" in sql and html_lib.escape(q.description) in sql
