@@ -95,8 +95,9 @@ def _tasks(session: Session, app_pk: int, stage_id: int, attempt_id: int) -> lis
 
 
 def _executors(session: Session, app_pk: int, stage_id: int, attempt_id: int) -> list[Any]:
-    rows = session.scalars(
-        select(StageExecutor).where(
+    cols = [c for c in StageExecutor.__table__.c if c.name not in ("application_id", "stage_id")]
+    rows = session.execute(
+        select(*cols).where(
             StageExecutor.application_id == app_pk,
             StageExecutor.stage_id == stage_id,
             StageExecutor.attempt_id == attempt_id,
