@@ -228,6 +228,10 @@ def odd_app(pg_server_url: str, pg_template: str) -> Iterator[Flask]:
         stage = session.get(Stage, (hostile.id, 1, 0))
         assert stage is not None
         stage.name, stage.failure_reason, stage.status = XSS, XSS, "FAILED"
+        # Its retry: the attempts link to each other.
+        session.add(
+            Stage(application_id=hostile.id, stage_id=1, attempt_id=1, name=XSS, status="COMPLETE")
+        )
         session.add(
             Task(
                 application_id=hostile.id,
@@ -296,3 +300,21 @@ def test_other_peoples_strings_are_escaped(odd_app: Flask) -> None:
         part = page[page.index(f'id="{section}"') :]
         assert escaped in part[: part.index("</section>")], section
     assert 'class="failed"' in page and f"skew {escaped}" in page
+
+
+def test_the_attempts_of_a_stage_link_to_each_other(odd_app: Flask) -> None:
+    client = odd_app.test_client()
+    first = client.get("/apps/app-hostile/stages/1/0").get_data(as_text=True)
+    attempts = first[first.index('id="stage-attempts"') :]
+    attempts = attempts[: attempts.index("</p>")]
+    assert "<b>0</b>" in attempts
+    retry = re.search(r'href="([^"]+)">1</a>', attempts)
+    assert retry and html_lib.unescape(retry.group(1)) == "/apps/app-hostile/stages/1/1?server=prod"
+    second = client.get(html_lib.unescape(retry.group(1))).get_data(as_text=True)
+    assert (
+        "attempt 1" in second and 'href="/apps/app-hostile/stages/1/0?server=prod">0</a>' in second
+    )
+    # the retry has no rows of its own yet: each section says so
+    assert (
+        "No task distribution was stored" in second and "No task of this stage was kept" in second
+    )
