@@ -22,6 +22,7 @@ from sqlalchemy import func, select
 from benchmarks.fleet import BIG_APP_ID, RECURRING_NAME, generate, recurring_compare_ids
 from benchmarks.pg import throwaway_database
 from benchmarks.sql_plan import attach, fleet_app_id
+from benchmarks.stage_page import attach_stage
 from sparkscope.analysis.heuristics_config import load_heuristics
 from sparkscope.analysis.scoring import analyze_all
 from sparkscope.config.loader import BUNDLED_CONFIG_DIR, parse_config
@@ -99,6 +100,7 @@ def scenarios(compare_ids: Sequence[str], sql_app: str = "") -> list[tuple[str, 
             False,
         ),
         ("api/apps/<id>, 2,000 stages", f"/api/apps/{BIG_APP_ID}", False),
+        ("stage, 200 tasks, 100 executors", f"/apps/{BIG_APP_ID}/stages/0/0", False),
         ("compare", f"/compare?left={left}&right={right}", False),
         ("history, 1,000 runs", f"/history?name={name}", False),
         ("history, 1,000 runs (cached names)", f"/history?name={name}", True),
@@ -163,6 +165,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 compare_ids = recurring_compare_ids(conn)
             sql_app = fleet_app_id(args.apps)
             print(f"{attach(engine, sql_app)}-node SQL plan attached to {sql_app}")
+            print(f"stage rows attached: {attach_stage(engine, BIG_APP_ID)}")
             engine.dispose()
             rescored = rescore_opened(url, [BIG_APP_ID, sql_app, *compare_ids])
             if rescored:

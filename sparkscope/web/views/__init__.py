@@ -28,6 +28,7 @@ def register_blueprints(app: Flask) -> None:
         notifications,
         search,
         sizing,
+        stage,
     )
 
     app.url_map.converters["app_id"] = AppIdConverter
@@ -41,7 +42,18 @@ def register_blueprints(app: Flask) -> None:
         here=here,
     )
     app.context_processor(config_error_context)  # the banner on every page, none can forget it
-    for module in (dashboard, search, detail, sizing, compare, history, notifications, help, api):
+    for module in (
+        dashboard,
+        search,
+        detail,
+        sizing,
+        compare,
+        history,
+        notifications,
+        help,
+        api,
+        stage,
+    ):
         app.register_blueprint(module.bp)
     from sparkscope.web.views import whatif
 

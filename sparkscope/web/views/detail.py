@@ -9,6 +9,7 @@ from sparkscope.queries.detail import app_detail, app_metrics
 from sparkscope.queries.sql import app_queries
 from sparkscope.web.params import parse_choice, parse_int, text
 from sparkscope.web.request import get_session, lookup, prices, redaction_regex, registry
+from sparkscope.web.views.stage import MAX_ID, render_stage
 
 bp = Blueprint("detail", __name__)
 
@@ -28,6 +29,12 @@ def app_page(app_id: str | None) -> str:
         app_id = text(request.args, "app_id", 255)
         if app_id is None:
             abort(404, description="no application id given")
+        if "stage" in request.args:
+            # /apps/?app_id=..&stage=N&stage_attempt=M: a stage of an id that is only dots.
+            stage = parse_int(request.args, "stage", 0, 0, MAX_ID)
+            return render_stage(
+                app_id, stage, parse_int(request.args, "stage_attempt", 0, 0, MAX_ID)
+            )
     server = text(request.args, "server", 200)
     attempt = text(request.args, "attempt", 64)
     all_stages = parse_choice(request.args, "stages", ("longest", "all"), "longest") == "all"

@@ -119,6 +119,7 @@ def _urls(app: Flask, engine: Engine) -> list[str]:
         urls += [f"/api/apps/{app_id}/sql?{pinned}", f"/apps/{app_id}?{pinned}&query=0"]
         urls += [f"/api/advise?{urlencode({'name': name, 'deadline': '30m', 'server': server})}"]
         urls += [f"/apps/{app_id}/whatif?{pinned}&executors=1,2,4&deadline=10m"]
+        urls += [f"/apps/{app_id}/stages/{s}/0?{pinned}" for s in (0, 1, 9999)]
         urls += [f"/advise?{urlencode({'name': name, 'server': server})}"]
         urls += [
             f"/history?{urlencode({'name': name})}",
@@ -137,6 +138,7 @@ def _urls(app: Flask, engine: Engine) -> list[str]:
     urls += ["/api/compare?left=app-001", "/api/history", "/compare?left=nope&right=app-001"]
     urls += ["/api/apps/nope/whatif", "/api/advise?name=nope&deadline=1h", "/api/advise?name=x"]
     urls += ["/api/apps/nope/sql"]
+    urls += ["/apps/nope/stages/0/0", "/apps/app-dup/stages/0/0", "/apps/?app_id=..&stage=0"]
     urls += ["/notifications", "/notifications?limit=5", "/api/notifications"]
     for _app_id, _attempt, server, name in apps[:3]:
         urls += [f"/api/forecast?{urlencode({'name': name, 'server': server})}"]
