@@ -10,7 +10,7 @@ written as digits.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from markupsafe import Markup
@@ -49,15 +49,21 @@ def _cell(sort_value: Any, text: str) -> str:
     return f'<td data-v="{_esc(sort_value)}">{text.translate(_ENTITIES)}</td>'
 
 
-def stage_rows(stages: Iterable[Any]) -> Markup:
+def stage_rows(stages: Iterable[Any], link: Callable[[int, int], str] | None = None) -> Markup:
     """The ``<tr>`` rows of the stage table (id, attempt, name, status, tasks, failed, duration,
-    wait, run time, GC, input, output, shuffle read/write, spill memory/disk)."""
+    wait, run time, GC, input, output, shuffle read/write, spill memory/disk). With ``link``
+    (stage id, attempt -> URL) each id opens its stage page and a failed stage's row, or one with
+    failed tasks, is marked (class ``failed``)."""
     out = []
     for s in stages:
         dur = stage_duration_ms(s)
         wait = stage_wait_ms(s)
+        id_cell = _cell(s.stage_id, str(s.stage_id))
+        if link is not None:
+            href = _esc(link(s.stage_id, s.attempt_id))
+            id_cell = f'<td data-v="{_esc(s.stage_id)}"><a href="{href}">{int(s.stage_id)}</a></td>'
         cells = [
-            _cell(s.stage_id, str(s.stage_id)),
+            id_cell,
             _cell(s.attempt_id, str(s.attempt_id)),
             f'<td class="wrap">{_esc(s.name or "")}</td><td>{_esc(s.status)}</td>',
             _cell(s.num_tasks, fmt_number(s.num_tasks)),
@@ -68,7 +74,8 @@ def stage_rows(stages: Iterable[Any]) -> Markup:
             _cell(s.jvm_gc_time_ms, fmt_duration_ms(s.jvm_gc_time_ms)),
         ]
         cells.extend(_cell(getattr(s, key), fmt_bytes(getattr(s, key))) for key in _BYTES)
-        out.append("<tr>" + "".join(cells) + "</tr>")
+        failed = link is not None and (s.status == "FAILED" or (s.num_failed_tasks or 0) > 0)
+        out.append(('<tr class="failed">' if failed else "<tr>") + "".join(cells) + "</tr>")
     return Markup("\n".join(out))
 
 

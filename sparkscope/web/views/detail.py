@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from flask import Blueprint, abort, render_template, request
 
 from sparkscope.prediction.reads import app_prediction, prediction_line, run_changes
 from sparkscope.queries.detail import app_detail, app_metrics
 from sparkscope.queries.sql import app_queries
 from sparkscope.web.params import parse_choice, parse_int, text
-from sparkscope.web.request import get_session, lookup, prices, redaction_regex, registry
+from sparkscope.web.request import (
+    get_session,
+    lookup,
+    prices,
+    redaction_regex,
+    registry,
+    stage_link,
+)
 from sparkscope.web.views.stage import MAX_ID, render_stage
 
 bp = Blueprint("detail", __name__)
@@ -67,4 +76,5 @@ def app_page(app_id: str | None) -> str:
         prediction=prediction_line(prediction),
         prediction_verdict=prediction.verdict if prediction else None,
         changes=run_changes(get_session(), prediction),
+        stage_href=partial(stage_link, app.app_id, detail.server.name, app.attempt_id or ""),
     )

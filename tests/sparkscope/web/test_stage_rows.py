@@ -96,3 +96,23 @@ def test_rows_escape_names_and_statuses() -> None:
     assert 'data-v="12000">12,000</td>' in html
     assert 'data-v="191550">3.2 min</td>' in html  # completion - first task launch
     assert 'data-v="450">450 ms</td>' in html  # the wait before the first task
+
+
+def test_with_a_link_each_id_opens_its_stage_and_failed_stages_are_marked() -> None:
+    def link(stage_id: int, attempt_id: int) -> str:
+        return f"/apps/a%22b/stages/{stage_id}/{attempt_id}?server=x&y=<z>"
+
+    html = str(stage_rows(STAGES, link))
+    rows = re.findall(r"<tr[^>]*>.*?</tr>", html, re.S)
+    assert len(rows) == len(STAGES)
+    for s, row in zip(STAGES, rows, strict=True):
+        href = f"/apps/a%22b/stages/{s.stage_id}/{s.attempt_id}?server=x&amp;y=&lt;z&gt;"
+        assert f'<a href="{href}">{s.stage_id}</a>' in row
+        failed = s.status == "FAILED" or (s.num_failed_tasks or 0) > 0
+        assert row.startswith('<tr class="failed">') == failed
+    assert any(r.startswith('<tr class="failed">') for r in rows)
+    assert str(stage_rows(STAGES)).count('class="failed"') == 0  # without a link: as before
+    # the same cells otherwise
+    assert _cells(html.replace('<tr class="failed">', "<tr>")) != [] and len(_cells(html)) == len(
+        _cells(str(stage_rows(STAGES)))
+    )
