@@ -138,3 +138,18 @@ def test_class_names_are_unique() -> None:
                     where.setdefault(node.name, []).append(path.relative_to(ROOT).as_posix())
     twice = {name: paths for name, paths in where.items() if len(paths) > 1}
     assert twice == {}
+
+
+def test_every_code_folder_is_a_package() -> None:
+    # The wheel ships packages only (setup.py's find_packages): a folder of modules without an
+    # __init__.py is left out of it, and the installed command fails on its first import.
+    missing = [
+        str(folder.relative_to(ROOT))
+        for top in ("sparkscope", "fetcher", "heuristics")
+        for folder in [ROOT / top, *(ROOT / top).rglob("*")]
+        if folder.is_dir()
+        and folder.name != "__pycache__"
+        and any(folder.glob("*.py"))
+        and not (folder / "__init__.py").exists()
+    ]
+    assert missing == []

@@ -1,0 +1,1 @@
+"""The SQL executions of an application: their metrics, plan text, graph and stage links, as rows."""
