@@ -35,7 +35,7 @@ from sparkscope.models.fetch import FetchFailure, FetchRun, FetchWatermark
 from tests.conftest import create_pg_database, drop_pg_database
 from tests.fetcher.fake_shs import FakeShs, running, spread_listing
 from tests.support.derived import derived_state, differences
-from tests.support.processes import table_locked, waiting_on_a_lock
+from tests.support.processes import CHILD, table_locked, waiting_on_a_lock
 
 ROOT = Path(__file__).resolve().parents[2]
 ENTRIES = spread_listing()
@@ -54,7 +54,12 @@ def config_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def start_fetch(url: str, db_url: str, config: Path) -> subprocess.Popen[str]:
-    env = {**os.environ, "SPARKSCOPE_DATABASE_URL": db_url, "SPARKSCOPE_CONFIG": str(config)}
+    env = {
+        **os.environ,
+        "PGAPPNAME": CHILD,  # what table_locked waits for after a kill
+        "SPARKSCOPE_DATABASE_URL": db_url,
+        "SPARKSCOPE_CONFIG": str(config),
+    }
     return subprocess.Popen(
         [sys.executable, "-m", "sparkscope", "fetch", "--url", url],
         env=env,

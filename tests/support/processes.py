@@ -28,7 +28,7 @@ def start(
     ``prefix``: a command that runs it (e.g. :func:`tests.support.faults.unprivileged`)."""
     return subprocess.Popen(
         [*prefix, sys.executable, "-m", "sparkscope", *args],
-        env={**os.environ, **env},
+        env={**os.environ, "PGAPPNAME": CHILD, **env},
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -61,6 +61,8 @@ def kill(proc: subprocess.Popen[str]) -> None:
 
 
 HOLDER = "test-lock-holder"
+#: The application name of the commands :func:`start` runs (libpq reads it from PGAPPNAME).
+CHILD = "sparkscope-test-command"
 
 
 def others(db_url: str, where: str = "true") -> bool:
@@ -80,6 +82,23 @@ def others(db_url: str, where: str = "true") -> bool:
     return bool(n)
 
 
+def backends(db_url: str) -> list[tuple[str, str, str]]:
+    """(application name, state, query) of the other clients of this database."""
+    engine = make_engine(db_url, poolclass=NullPool)
+    try:
+        with engine.connect() as c:
+            rows = c.execute(
+                text(
+                    "SELECT application_name, state, left(query, 120) FROM pg_stat_activity"
+                    " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                    " AND backend_type = 'client backend'"
+                )
+            ).all()
+    finally:
+        engine.dispose()
+    return [(str(a), str(b), str(q)) for a, b, q in rows]
+
+
 def waiting_on_a_lock(db_url: str) -> Callable[[], bool]:
     """A check: another client of the database waits for a lock."""
     return lambda: others(db_url, "wait_event_type = 'Lock'")
@@ -97,8 +116,11 @@ def table_locked(db_url: str, table: str) -> Iterator[None]:
     finally:
         holder.rollback()
         deadline = time.monotonic() + 180  # a loaded machine can take long
-        while others(db_url):
-            assert time.monotonic() < deadline, "a killed client's backend never went away"
+        # the commands started here, not this process's own idle pooled connections
+        while others(db_url, f"application_name = '{CHILD}'"):
+            assert time.monotonic() < deadline, (
+                f"a killed client's backend never went away: {backends(db_url)}"
+            )
             time.sleep(0.05)
         holder.close()
         engine.dispose()
