@@ -195,6 +195,24 @@ def stage_refs(findings: Sequence[Finding], fx: Facts) -> tuple[StageRef, ...]:
     return tuple(out)
 
 
+def flagged_nodes(
+    app: AppData,
+    wanted: Callable[[SqlPlanNode], bool],
+    check: Callable[[Graph, SqlPlanNode], Finding | None],
+) -> list[Finding]:
+    """The findings ``check`` makes of every operator that ran and that ``wanted`` picks, over
+    every SQL execution of the application, in execution and node order."""
+    found = []
+    for ex in app.sql_executions:
+        g = Graph(ex)
+        for node in g.ran():
+            if wanted(node):
+                finding = check(g, node)
+                if finding is not None:
+                    found.append(finding)
+    return found
+
+
 def outcome(
     findings: Sequence[Finding],
     fx: Facts,

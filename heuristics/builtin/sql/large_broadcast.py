@@ -38,6 +38,7 @@ from heuristics.builtin.sql.findings import (
     Finding,
     count,
     facts,
+    flagged_nodes,
     label,
     no_sql,
     operator_cost,
@@ -152,14 +153,11 @@ def evaluate(app: AppData, params: Params) -> Outcome:
     if empty is not None:
         return empty
     fx = facts(app)
-    found = []
-    for ex in app.sql_executions:
-        g = Graph(ex)
-        for node in g.ran():
-            if node.name == "BroadcastExchange":
-                finding = _check(g, node, fx, params)
-                if finding is not None:
-                    found.append(finding)
+    found = flagged_nodes(
+        app,
+        lambda node: node.name == "BroadcastExchange",
+        lambda g, node: _check(g, node, fx, params),
+    )
     # one threshold for the next run: under the smallest broadcast the threshold let through
     conf = min((f.conf for f in found if f.conf), key=lambda c: float(c[0][1][:-2]), default=())
     return outcome(found, fx, "No broadcast too large for the driver and executors", size, conf)

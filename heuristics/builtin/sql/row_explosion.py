@@ -31,6 +31,7 @@ from heuristics.builtin.sql.findings import (
     Finding,
     count,
     facts,
+    flagged_nodes,
     label,
     no_sql,
     operator_cost,
@@ -119,12 +120,7 @@ def evaluate(app: AppData, params: Params) -> Outcome:
     if empty is not None:
         return empty
     fx = facts(app)
-    found = []
-    for ex in app.sql_executions:
-        g = Graph(ex)
-        for node in g.ran():
-            if node.name.startswith(_JOINS):
-                finding = _check(g, node, fx, params)
-                if finding is not None:
-                    found.append(finding)
+    found = flagged_nodes(
+        app, lambda node: node.name.startswith(_JOINS), lambda g, node: _check(g, node, fx, params)
+    )
     return outcome(found, fx, "No join multiplying its input rows", "{:,.1f}x".format)
