@@ -38,7 +38,7 @@ from sparkscope.present.display import (
 )
 from sparkscope.present.sizing import fmt_deadline, point_sentence, size_conf, size_words
 from sparkscope.redaction import redact_text
-from sparkscope.web.rows import plan_tree, stage_rows
+from sparkscope.web.rows import plan_tree, stage_executor_rows, stage_rows, task_rows
 
 
 class _HasUnit(Protocol):
@@ -138,6 +138,8 @@ def register_filters(app: Flask) -> None:
         stage_duration=stage_duration_ms,
         stage_rows=stage_rows,
         plan_tree=plan_tree,
+        task_rows=task_rows,
+        stage_executor_rows=stage_executor_rows,
         change_class=change_class,
         doc=render_doc,
         merge_args=merge_args,

@@ -1,5 +1,5 @@
-"""Table rows built in Python for the big tables of a page (the application page's stages, and
-the plan trees of its Queries section).
+"""Table rows built in Python for the big tables of a page (the application page's stages and
+the plan trees of its Queries section; the stage page's kept tasks and executors).
 
 A page of 200 stage attempts has 16 cells a row, each with a sort value and a formatted text:
 written cell by cell by Jinja, that is ~6,400 escaped expressions and a third of the page's time.
@@ -18,6 +18,7 @@ from markupsafe import Markup
 from sparkscope.accounting.waits import stage_wait_ms
 from sparkscope.present.display import (
     fmt_bytes,
+    fmt_count,
     fmt_duration_ms,
     fmt_number,
     severity_style,
@@ -76,6 +77,61 @@ def stage_rows(stages: Iterable[Any], link: Callable[[int, int], str] | None = N
         cells.extend(_cell(getattr(s, key), fmt_bytes(getattr(s, key))) for key in _BYTES)
         failed = link is not None and (s.status == "FAILED" or (s.num_failed_tasks or 0) > 0)
         out.append(('<tr class="failed">' if failed else "<tr>") + "".join(cells) + "</tr>")
+    return Markup("\n".join(out))
+
+
+def _num(value: Any, text: str) -> str:
+    return f'<td class="num" data-v="{_esc(value)}">{text.translate(_ENTITIES)}</td>'
+
+
+def task_rows(tasks: Iterable[Any]) -> Markup:
+    """The ``<tr>`` rows of the stage page's kept tasks (task, partition, attempt, executor, host,
+    status, kept as, duration, run time, GC, input, shuffle read/write, disk spill, error); a
+    failed task's row has class ``failed`` and its error folds under its first line."""
+    out = []
+    for t in tasks:
+        error = ""
+        if t.error_message:
+            first = _esc(t.error_message.splitlines()[0][:200])
+            error = (
+                f'<details class="full-message"><summary>{first}</summary>'
+                f"<pre>{_esc(t.error_message)}</pre></details>"
+            )
+        cells = [
+            _cell(t.task_id, str(t.task_id)),
+            _cell(t.index, str(t.index)),
+            _cell(t.attempt, str(t.attempt)),
+            f"<td>{_esc(t.executor_id or '–')}</td><td>{_esc(t.host or '–')}</td>",
+            f"<td>{_esc(t.status)}</td><td>{_esc(t.kept_because)}</td>",
+            _num(t.duration_ms or 0, fmt_duration_ms(t.duration_ms)),
+            _num(t.executor_run_time_ms or 0, fmt_duration_ms(t.executor_run_time_ms)),
+            _num(t.jvm_gc_time_ms or 0, fmt_duration_ms(t.jvm_gc_time_ms)),
+            _num(t.input_bytes, fmt_bytes(t.input_bytes)),
+            _num(t.shuffle_read_bytes, fmt_bytes(t.shuffle_read_bytes)),
+            _num(t.shuffle_write_bytes, fmt_bytes(t.shuffle_write_bytes)),
+            _num(t.disk_bytes_spilled, fmt_bytes(t.disk_bytes_spilled)),
+            f'<td class="wrap">{error}</td>',
+        ]
+        row = '<tr class="failed">' if t.status == "FAILED" else "<tr>"
+        out.append(row + "".join(cells) + "</tr>")
+    return Markup("\n".join(out))
+
+
+_EXECUTOR_COUNTS = ("succeeded_tasks", "failed_tasks", "killed_tasks")
+
+
+def stage_executor_rows(executors: Iterable[Any]) -> Markup:
+    """The ``<tr>`` rows of the stage page's per-executor summary (executor, task time,
+    succeeded / failed / killed tasks, input, output, shuffle read/write, spill memory/disk)."""
+    out = []
+    for e in executors:
+        cells = [
+            f"<td>{_esc(e.executor_id)}</td>",
+            _num(e.task_time_ms, fmt_duration_ms(e.task_time_ms)),
+        ]
+        cells.extend(_num(getattr(e, k), fmt_count(getattr(e, k))) for k in _EXECUTOR_COUNTS)
+        cells.extend(_num(getattr(e, k), fmt_bytes(getattr(e, k))) for k in _BYTES)
+        out.append("<tr>" + "".join(cells) + "</tr>")
     return Markup("\n".join(out))
 
 
