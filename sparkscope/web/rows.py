@@ -112,7 +112,7 @@ def task_rows(tasks: Iterable[Any]) -> Markup:
             _num(t.disk_bytes_spilled, fmt_bytes(t.disk_bytes_spilled)),
             f'<td class="wrap">{error}</td>',
         ]
-        row = '<tr class="failed">' if t.status == "FAILED" else "<tr>"
+        row = '<tr class="failed">' if t.status == "FAILED" else '<tr class="">'
         out.append(row + "".join(cells) + "</tr>")
     return Markup("\n".join(out))
 
