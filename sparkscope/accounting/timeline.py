@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 MS_PER_HOUR = 3_600_000
 #: A moment belongs to the serial tail when busy slots <= max(TAIL_SLOTS, TAIL_SHARE × allocated).
@@ -30,8 +30,7 @@ TAIL_SHARE = 0.10
 _EPS = 1e-9
 
 
-@dataclass(frozen=True)
-class ExecutorLife:
+class ExecutorLife(NamedTuple):
     """One executor (or the driver) as stored: cores and add / remove times (epoch ms)."""
 
     executor_id: str
@@ -41,8 +40,7 @@ class ExecutorLife:
     remove_ms: int | None
 
 
-@dataclass(frozen=True)
-class StageSpan:
+class StageSpan(NamedTuple):
     """One stage attempt: its span (epoch ms), its total task time, and, when the event log stored
     every one of its tasks, their (launch, finish) times in epoch ms."""
 
@@ -181,8 +179,11 @@ def slot_timeline(
             a_deltas += [e.cores, -e.cores]
     b_times: list[Any] = []
     b_deltas: list[Any] = []
-    exact = estimated = 0
+    exact = 0
     spans: list[tuple[int, int]] = []
+    est_lo: list[int] = []
+    est_hi: list[int] = []
+    est_rate: list[float] = []
     for s in stages:
         span = _clip(s.start_ms, s.end_ms, start_ms, end_ms)
         if span is not None:
@@ -196,10 +197,14 @@ def slot_timeline(
             b_times += [lo[keep], hi[keep]]
             b_deltas += [np.ones(int(keep.sum())), -np.ones(int(keep.sum()))]
         elif span is not None and s.start_ms is not None and s.end_ms is not None:
-            estimated += 1
-            rate = max(0, s.task_time_ms) / max(1, s.end_ms - s.start_ms)
-            b_times.append(np.array(span))
-            b_deltas.append(np.array([rate, -rate]))
+            est_lo.append(span[0])
+            est_hi.append(span[1])
+            est_rate.append(max(0, s.task_time_ms) / max(1, s.end_ms - s.start_ms))
+    if est_rate:
+        rates = np.array(est_rate)
+        b_times.append(np.array(est_lo + est_hi, dtype=np.int64))
+        b_deltas.append(np.concatenate([rates, -rates]))
+    estimated = len(est_rate)
     at, av = _steps(np.array(a_times, dtype=np.int64), np.array(a_deltas, dtype=float))
     if b_times:
         bt, bv = _steps(np.concatenate(b_times), np.concatenate(b_deltas))

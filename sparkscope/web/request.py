@@ -6,8 +6,8 @@ Kept apart from the app factory so that views never import it."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from functools import lru_cache
+from collections.abc import Callable, Mapping
+from functools import lru_cache, partial
 from typing import Any, NoReturn
 from urllib.parse import quote, urlencode, urlsplit
 
@@ -72,7 +72,7 @@ def prices() -> Prices:
 _DOT_SEGMENTS = (".", "..")
 #: Ids whose path would read as a page under another application's (the server decodes %2F
 #: before routing): linked through the query string instead.
-_SUB_PAGE = re.compile(r"/(?:whatif|stages/\d+/\d+)$")
+_SUB_PAGE = re.compile(r"/(?:whatif|timeline|stages/\d+/\d+)$")
 
 
 def app_link(app_id: str, server: str | None, attempt_id: str = "") -> str:
@@ -128,6 +128,26 @@ def stage_link(
         return f"{url_for('detail.app_page')}?{urlencode(query)}"
     suffix = f"/stages/{int(stage_id)}/{int(stage_attempt)}"
     return _sub_page(app_id, suffix) + _pinned_query(server, attempt_id)
+
+
+def stage_links(app_id: str, server: str | None, attempt_id: str) -> Callable[[int, int], str]:
+    """(stage id, attempt) -> :func:`stage_link` of one application, its prefix and query built
+    once (a timeline links thousands of stages)."""
+    if app_id in _DOT_SEGMENTS:
+        return partial(stage_link, app_id, server, attempt_id)
+    prefix = _sub_page(app_id, "/stages/")
+    query = _pinned_query(server, attempt_id)
+    return lambda stage_id, stage_attempt: f"{prefix}{int(stage_id)}/{int(stage_attempt)}{query}"
+
+
+def timeline_link(app_id: str, server: str | None, attempt_id: str = "") -> str:
+    """URL of an application's timeline (``/apps/<id>/timeline``, the id encoded as in
+    :func:`app_link`); for an id that is only dots, the application page with ``timeline=1``."""
+    if app_id in _DOT_SEGMENTS:
+        args = {k: v for k, v in (("server", server), ("attempt", attempt_id)) if v}
+        query = {"app_id": app_id, **args, "timeline": 1}
+        return f"{url_for('detail.app_page')}?{urlencode(query)}"
+    return _sub_page(app_id, "/timeline") + _pinned_query(server, attempt_id)
 
 
 def _sub_page(app_id: str, suffix: str) -> str:

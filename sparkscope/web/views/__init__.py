@@ -15,6 +15,7 @@ def register_blueprints(app: Flask) -> None:
         config_error_context,
         here,
         stage_link,
+        timeline_link,
         whatif_api_link,
         whatif_link,
     )
@@ -29,6 +30,7 @@ def register_blueprints(app: Flask) -> None:
         search,
         sizing,
         stage,
+        timeline,
     )
 
     app.url_map.converters["app_id"] = AppIdConverter
@@ -39,6 +41,7 @@ def register_blueprints(app: Flask) -> None:
         whatif_url=whatif_link,
         whatif_api_url=whatif_api_link,
         stage_url=stage_link,
+        timeline_url=timeline_link,
         here=here,
     )
     app.context_processor(config_error_context)  # the banner on every page, none can forget it
@@ -53,6 +56,7 @@ def register_blueprints(app: Flask) -> None:
         help,
         api,
         stage,
+        timeline,
     ):
         app.register_blueprint(module.bp)
     from sparkscope.web.views import whatif

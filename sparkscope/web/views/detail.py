@@ -19,6 +19,7 @@ from sparkscope.web.request import (
     stage_link,
 )
 from sparkscope.web.views.stage import MAX_ID, render_stage
+from sparkscope.web.views.timeline import render_timeline
 
 bp = Blueprint("detail", __name__)
 
@@ -44,6 +45,9 @@ def app_page(app_id: str | None) -> str:
             return render_stage(
                 app_id, stage, parse_int(request.args, "stage_attempt", 0, 0, MAX_ID)
             )
+        if "timeline" in request.args:
+            # /apps/?app_id=..&timeline=1: the timeline of an id that is only dots.
+            return render_timeline(app_id)
     server = text(request.args, "server", 200)
     attempt = text(request.args, "attempt", 64)
     all_stages = parse_choice(request.args, "stages", ("longest", "all"), "longest") == "all"
