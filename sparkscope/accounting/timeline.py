@@ -240,7 +240,9 @@ def _tail_start(grid: Any, allocated: Any, busy: Any, start_ms: int) -> int:
     return int(grid[above[-1] + 1]) if len(above) else start_ms
 
 
-def longest_gap(start_ms: int, end_ms: int, spans: Sequence[tuple[int, int]]) -> tuple[int, int] | None:
+def longest_gap(
+    start_ms: int, end_ms: int, spans: Sequence[tuple[int, int]]
+) -> tuple[int, int] | None:
     """The longest stretch of ``[start_ms, end_ms]`` covered by none of ``spans`` (the first one
     when several are as long); None when there is none."""
     best: tuple[int, int] | None = None
@@ -252,23 +254,3 @@ def longest_gap(start_ms: int, end_ms: int, spans: Sequence[tuple[int, int]]) ->
     if end_ms > reached and (best is None or end_ms - reached > best[1] - best[0]):
         best = (reached, end_ms)
     return best
-
-
-def binned(timeline: SlotTimeline, bins: int) -> tuple[Any, Any, Any]:
-    """(bin edges, mean allocated, mean busy per bin) over ``bins`` equal bins: a curve of at most
-    ``bins`` steps to draw, with the same slot-time as the timeline in every bin."""
-    import numpy as np
-
-    edges = np.linspace(timeline.start_ms, timeline.end_ms, bins + 1)
-    width = max(1e-9, (timeline.end_ms - timeline.start_ms) / bins)
-
-    def cumulative(values: Any) -> Any:
-        # Area from the start up to each edge, by interpolating the running integral.
-        area = np.concatenate([[0.0], np.cumsum(values * np.diff(timeline.times))])
-        return np.interp(edges, timeline.times.astype(float), area)
-
-    return (
-        edges,
-        np.diff(cumulative(timeline.allocated)) / width,
-        np.diff(cumulative(timeline.busy)) / width,
-    )

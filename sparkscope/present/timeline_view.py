@@ -7,9 +7,8 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from sparkscope.accounting.timeline import TAIL_SHARE, TAIL_SLOTS, SlotTimeline, binned
 from sparkscope.present.display import fmt_count, fmt_duration_ms, fmt_fraction, fmt_hours
 
 #: Steps drawn at most; a longer curve (every task of a big stage) is drawn as bin means.
@@ -36,8 +35,47 @@ METHODS = {
 }
 
 
-def summary_sentences(t: SlotTimeline) -> list[tuple[str, str]]:
-    """(id, sentence) of each figure the page states above its chart."""
+class Slots(Protocol):
+    """What the page reads of a :class:`sparkscope.accounting.timeline.SlotTimeline` (the
+    accounting layer sits above this one): step curves on ``times`` and the figures."""
+
+    @property
+    def start_ms(self) -> int: ...
+    @property
+    def end_ms(self) -> int: ...
+    @property
+    def times(self) -> Any: ...
+    @property
+    def allocated(self) -> Any: ...
+    @property
+    def busy(self) -> Any: ...
+    @property
+    def exact_stages(self) -> int: ...
+    @property
+    def estimated_stages(self) -> int: ...
+    @property
+    def tail_start_ms(self) -> int: ...
+    @property
+    def longest_gap(self) -> tuple[int, int] | None: ...
+    @property
+    def duration_ms(self) -> int: ...
+    @property
+    def method(self) -> str: ...
+    @property
+    def allocated_slot_ms(self) -> float: ...
+    @property
+    def idle_fraction(self) -> float | None: ...
+    @property
+    def idle_core_hours(self) -> float: ...
+    @property
+    def tail_ms(self) -> int: ...
+    @property
+    def tail_share(self) -> float | None: ...
+
+
+def summary_sentences(t: Slots, tail_slots: float, tail_share: float) -> list[tuple[str, str]]:
+    """(id, sentence) of each figure the page states above its chart; the serial tail is the
+    final stretch with at most ``tail_slots`` or ``tail_share`` of the allocated slots busy."""
     out = []
     if t.idle_fraction is None:
         out.append(("idle", "Idle capacity: unknown (no executor held a task slot)."))
@@ -50,7 +88,7 @@ def summary_sentences(t: SlotTimeline) -> list[tuple[str, str]]:
                 f" {fmt_hours(t.allocated_slot_ms / 3_600_000)} core-hours) ran no task.",
             )
         )
-    limit = f"at most {TAIL_SLOTS:g} slot or {fmt_fraction(TAIL_SHARE, 0)} of the allocated slots"
+    limit = f"at most {tail_slots:g} slot or {fmt_fraction(tail_share, 0)} of the allocated slots"
     if t.duration_ms <= 0:
         out.append(("tail", "Serial tail: none (the run has no duration)."))
     elif t.tail_ms == 0:
@@ -82,9 +120,11 @@ def summary_sentences(t: SlotTimeline) -> list[tuple[str, str]]:
     return out
 
 
-def method_sentence(t: SlotTimeline) -> str:
+def method_sentence(t: Slots) -> str:
     """Which of the two ways the busy slots were computed, in words."""
-    return METHODS[t.method].format(exact=fmt_count(t.exact_stages), estimated=fmt_count(t.estimated_stages))
+    return METHODS[t.method].format(
+        exact=fmt_count(t.exact_stages), estimated=fmt_count(t.estimated_stages)
+    )
 
 
 def lanes(spans: Sequence[tuple[float, float]]) -> list[int]:
@@ -103,7 +143,27 @@ def lanes(spans: Sequence[tuple[float, float]]) -> list[int]:
     return out
 
 
-def _curve(t: SlotTimeline) -> tuple[list[float], list[float], list[float], bool]:
+def binned(timeline: Slots, bins: int) -> tuple[Any, Any, Any]:
+    """(bin edges, mean allocated, mean busy per bin) over ``bins`` equal bins: a curve of at most
+    ``bins`` steps to draw, with the same slot-time as the timeline in every bin."""
+    import numpy as np
+
+    edges = np.linspace(timeline.start_ms, timeline.end_ms, bins + 1)
+    width = max(1e-9, (timeline.end_ms - timeline.start_ms) / bins)
+
+    def cumulative(values: Any) -> Any:
+        # Area from the start up to each edge, by interpolating the running integral.
+        area = np.concatenate([[0.0], np.cumsum(values * np.diff(timeline.times))])
+        return np.interp(edges, timeline.times.astype(float), area)
+
+    return (
+        edges,
+        np.diff(cumulative(timeline.allocated)) / width,
+        np.diff(cumulative(timeline.busy)) / width,
+    )
+
+
+def _curve(t: Slots) -> tuple[list[float], list[float], list[float], bool]:
     if len(t.allocated) <= MAX_STEPS:
         times, alloc, busy = t.times, t.allocated, t.busy
         binned_ = False
@@ -132,7 +192,14 @@ class Bars:
     hover: list[list[Any]] = field(default_factory=list)
 
     def add(
-        self, start: float, end: float, label: str, name: str | None, status: str, tasks: int, url: str
+        self,
+        start: float,
+        end: float,
+        label: str,
+        name: str | None,
+        status: str,
+        tasks: int,
+        url: str,
     ) -> None:
         start = round(start, 3)
         self.start.append(start)
@@ -172,7 +239,7 @@ class Bars:
 
 
 def timeline_figure(
-    t: SlotTimeline,
+    t: Slots,
     jobs: Sequence[Any],
     stages: Sequence[Any],
     stage_start: Callable[[Any], int | None],

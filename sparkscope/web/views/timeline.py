@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from flask import Blueprint, render_template, request
 
+from sparkscope.accounting.timeline import TAIL_SHARE, TAIL_SLOTS
 from sparkscope.present.timeline_view import method_sentence, summary_sentences, timeline_figure
 from sparkscope.queries.timeline import stage_start_ms, timeline_detail
 from sparkscope.web.params import text
@@ -27,7 +28,7 @@ def render_timeline(app_id: str) -> str:
     return render_template(
         "timeline/index.html",
         d=d,
-        sentences=summary_sentences(d.slots),
+        sentences=summary_sentences(d.slots, TAIL_SLOTS, TAIL_SHARE),
         method=method_sentence(d.slots),
         figure=timeline_figure(d.slots, d.jobs, d.stages, stage_start_ms, href),
     )

@@ -8,10 +8,10 @@ import pytest
 from sparkscope.accounting.timeline import (
     ExecutorLife,
     StageSpan,
-    binned,
     longest_gap,
     slot_timeline,
 )
+from sparkscope.present.timeline_view import binned
 
 T0 = 1_700_000_000_000
 S = 1000
@@ -112,7 +112,10 @@ def test_the_longest_gap_counts_the_start_and_the_end() -> None:
     assert longest_gap(T0, T0 + 100 * S, spans) == (T0 + 50 * S, T0 + 100 * S)
     assert longest_gap(T0, T0 + 50 * S, [(T0, T0 + 50 * S)]) is None
     stages = [StageSpan(i, 0, a, b, 0) for i, (a, b) in enumerate(spans)]
-    assert slot_timeline(T0, T0 + 60 * S, [], stages, False).longest_gap == (T0 + 30 * S, T0 + 42 * S)
+    assert slot_timeline(T0, T0 + 60 * S, [], stages, False).longest_gap == (
+        T0 + 30 * S,
+        T0 + 42 * S,
+    )
 
 
 def test_stages_without_times_are_left_out_and_counted_nowhere() -> None:

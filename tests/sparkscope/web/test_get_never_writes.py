@@ -120,6 +120,7 @@ def _urls(app: Flask, engine: Engine) -> list[str]:
         urls += [f"/api/advise?{urlencode({'name': name, 'deadline': '30m', 'server': server})}"]
         urls += [f"/apps/{app_id}/whatif?{pinned}&executors=1,2,4&deadline=10m"]
         urls += [f"/apps/{app_id}/stages/{s}/0?{pinned}" for s in (0, 1, 9999)]
+        urls += [f"/apps/{app_id}/timeline?{pinned}"]
         urls += [f"/advise?{urlencode({'name': name, 'server': server})}"]
         urls += [
             f"/history?{urlencode({'name': name})}",
@@ -139,6 +140,7 @@ def _urls(app: Flask, engine: Engine) -> list[str]:
     urls += ["/api/apps/nope/whatif", "/api/advise?name=nope&deadline=1h", "/api/advise?name=x"]
     urls += ["/api/apps/nope/sql"]
     urls += ["/apps/nope/stages/0/0", "/apps/app-dup/stages/0/0", "/apps/?app_id=..&stage=0"]
+    urls += ["/apps/nope/timeline", "/apps/app-dup/timeline", "/apps/?app_id=..&timeline=1"]
     urls += ["/notifications", "/notifications?limit=5", "/api/notifications"]
     for _app_id, _attempt, server, name in apps[:3]:
         urls += [f"/api/forecast?{urlencode({'name': name, 'server': server})}"]

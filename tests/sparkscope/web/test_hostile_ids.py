@@ -7,6 +7,7 @@ the test client here, in a real browser in test_browser_hostile_ids."""
 from __future__ import annotations
 
 import html as html_lib
+import json
 import re
 from collections.abc import Iterator
 from urllib.parse import quote, unquote, urlsplit
@@ -31,6 +32,7 @@ HOSTILE = (
     ".",
     "x/whatif",
     "x/whatif/whatif",
+    "x/timeline",
     "a?b",
     "a#b",
     "50%",
@@ -187,3 +189,22 @@ def test_the_choose_a_server_page_links_to_the_application_on_each(client: Flask
     for choice in choices:
         assert browser_path(choice) == choice and unquote(choice.split("?")[0]) == "/apps/" + TWICE
         assert client.get(choice).status_code == 200
+
+
+def test_every_timeline_link_opens_its_own_applications_timeline(client: FlaskClient) -> None:
+    links = page_links(client)
+    for app_id in HOSTILE:
+        page = client.get(links[app_id]).get_data(as_text=True)
+        href = attribute(page, 'id="timeline-link" href')
+        assert browser_path(href) == href, (app_id, href)
+        timeline = client.get(href)
+        assert timeline.status_code == 200, (app_id, href)
+        text = timeline.get_data(as_text=True)
+        shown = re.search(r'id="timeline-header">.*?class="app-id"[^>]*>([^<]*)</a>', text, re.S)
+        assert shown and html_lib.unescape(shown.group(1)) == app_id, (app_id, href)
+        # Its stage bars open the stages of the same application, and link back here.
+        figure = json.loads(re.findall(r'id="timeline-figure">(.*?)</script>', text, re.S)[0])
+        stage_url = next(t for t in figure["data"] if t["name"] == "stage")["customdata"][0][0]
+        assert browser_path(stage_url) == stage_url
+        stage = client.get(stage_url).get_data(as_text=True)
+        assert attribute(stage, 'id="timeline-link" href') == href, app_id

@@ -106,9 +106,7 @@ def test_every_recorded_timeline_agrees_with_the_resource_accounting(
             assert max(_trace(figure, "allocated")["y"]) <= slots
             stages = session.scalars(select(Stage).where(Stage.application_id == app.id)).all()
             drawn = [t for t in figure["data"] if t["type"] == "bar" and "stage" in t["name"]]
-            started = [
-                s for s in stages if (s.first_task_launched_time_ms or s.submission_time_ms)
-            ]
+            started = [s for s in stages if (s.first_task_launched_time_ms or s.submission_time_ms)]
             assert sum(len(t["base"]) for t in drawn) == len(started)
             failed = [t for t in drawn if t["name"] == "failed stage"]
             assert sum(len(t["base"]) for t in failed) == sum(
@@ -130,7 +128,9 @@ def test_every_recorded_timeline_agrees_with_the_resource_accounting(
                         )
                     )
                     driver_hours = int(cores or 1) * (app.duration_ms or 0) / 3_600_000
-                idle = re.search(r'id="timeline-idle">Idle capacity: [^(]*\((.+?) of [^ ]+ core', page)
+                idle = re.search(
+                    r'id="timeline-idle">Idle capacity: [^(]*\((.+?) of [^ ]+ core', page
+                )
                 assert idle is not None, app.app_id
                 shown = html_lib.unescape(idle.group(1))
                 expected = app.wasted_core_hours - driver_hours
