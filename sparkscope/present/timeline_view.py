@@ -132,13 +132,15 @@ def lanes(spans: Sequence[tuple[float, float]]) -> list[int]:
     the first lane free at its start, spans taken by start."""
     ends: list[float] = []
     out = [0] * len(spans)
-    for i in sorted(range(len(spans)), key=lambda k: spans[k]):
+    for i in sorted(range(len(spans)), key=spans.__getitem__):
         a, b = spans[i]
-        lane = next((k for k, e in enumerate(ends) if e <= a), len(ends))
-        if lane == len(ends):
-            ends.append(b)
+        for lane, e in enumerate(ends):
+            if e <= a:
+                ends[lane] = b
+                break
         else:
-            ends[lane] = b
+            lane = len(ends)
+            ends.append(b)
         out[i] = lane
     return out
 
@@ -205,7 +207,9 @@ class Bars:
         self.start.append(start)
         self.end.append(max(round(end, 3), start))
         self.failed.append(status == "FAILED")
-        self.hover.append([url, label, html.escape(name or ""), html.escape(status), tasks, start])
+        # Plotly reads a few HTML tags in hover text: another person's names are escaped.
+        text = html.escape(name) if name else ""
+        self.hover.append([url, label, text, html.escape(status), tasks, start])
 
     def traces(self, axis: str) -> tuple[list[dict[str, Any]], int]:
         """(bar traces, one for the kind and one for its failed ones, and the lanes they take)."""
