@@ -136,15 +136,17 @@ def timeline_detail(session: Session, app: Application) -> TimelineDetail:
     local = is_local_mode({"spark.master": master or ""}) or not any(
         not e.is_driver for e in executors
     )
+    # Core statements on the session's connection: no ORM bookkeeping per row of thousands.
+    conn = session.connection()
     jobs = [
         JobRow._make(r)
-        for r in session.execute(
+        for r in conn.execute(
             select(*JOB_COLUMNS).where(Job.application_id == app.id).order_by(Job.job_id)
         )
     ]
     stages = [
         StageRow._make(r)
-        for r in session.execute(
+        for r in conn.execute(
             select(*STAGE_COLUMNS)
             .where(Stage.application_id == app.id)
             .order_by(Stage.stage_id, Stage.attempt_id)
