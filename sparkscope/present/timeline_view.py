@@ -193,23 +193,24 @@ class Bars:
     failed: list[bool] = field(default_factory=list)
     hover: list[list[Any]] = field(default_factory=list)
 
-    def add(
-        self,
-        start: float,
-        end: float,
-        label: str,
-        name: str | None,
-        status: str,
-        tasks: int,
-        url: str,
-    ) -> None:
-        start = round(start, 3)
-        self.start.append(start)
-        self.end.append(max(round(end, 3), start))
-        self.failed.append(status == "FAILED")
+    @classmethod
+    def of(
+        cls,
+        kind: str,
+        spans: Sequence[tuple[float, float]],
+        rows: Sequence[tuple[str, str, str | None, str, int]],
+    ) -> Bars:
+        """Bars from (start, end) seconds and (url, label, name, status, tasks) per bar, column
+        by column (a timeline draws thousands)."""
+        start = [round(a, 3) for a, _b in spans]
+        end = [max(round(b, 3), a) for a, (_a, b) in zip(start, spans, strict=True)]
         # Plotly reads a few HTML tags in hover text: another person's names are escaped.
-        text = html.escape(name) if name else ""
-        self.hover.append([url, label, text, html.escape(status), tasks, start])
+        statuses = {st: html.escape(st) for *_r, st, _n in rows}
+        hover = [
+            [url, label, html.escape(name) if name else "", statuses[st], tasks, a]
+            for (url, label, name, st, tasks), a in zip(rows, start, strict=True)
+        ]
+        return cls(kind, start, end, [r[3] == "FAILED" for r in rows], hover)
 
     def traces(self, axis: str) -> tuple[list[dict[str, Any]], int]:
         """(bar traces, one for the kind and one for its failed ones, and the lanes they take)."""
@@ -251,36 +252,31 @@ def timeline_figure(
 ) -> dict[str, Any]:
     """The page's figure: slots on top, then one lane set of jobs, then one of stage attempts."""
     t0, end = t.start_ms, t.end_ms
-    job_bars = Bars("job")
-    for j in jobs:
-        if j.submission_time_ms is not None:
-            done = end if j.completion_time_ms is None else j.completion_time_ms
-            name = j.description or j.name
-            job_bars.add(
-                (j.submission_time_ms - t0) / 1000,
-                (done - t0) / 1000,
-                f"job {j.job_id}",
-                name,
-                j.status,
-                j.num_tasks,
-                "",
+    timed = [j for j in jobs if j.submission_time_ms is not None]
+    job_bars = Bars.of(
+        "job",
+        [
+            ((j.submission_time_ms - t0) / 1000, ((j.completion_time_ms or end) - t0) / 1000)
+            for j in timed
+        ],
+        [("", f"job {j.job_id}", j.description or j.name, j.status, j.num_tasks) for j in timed],
+    )
+    # Skipped or never submitted stage attempts have no span to draw.
+    started = [(s, b) for s in stages if (b := stage_start(s)) is not None]
+    stage_bars = Bars.of(
+        "stage",
+        [((b - t0) / 1000, ((s.completion_time_ms or end) - t0) / 1000) for s, b in started],
+        [
+            (
+                stage_href(s.stage_id, s.attempt_id),
+                f"stage {s.stage_id}.{s.attempt_id}" if s.attempt_id else f"stage {s.stage_id}",
+                s.name,
+                s.status,
+                s.num_tasks,
             )
-    stage_bars = Bars("stage")
-    for s in stages:
-        begin = stage_start(s)
-        if begin is None:
-            continue  # skipped or never submitted: nothing to draw
-        done = end if s.completion_time_ms is None else s.completion_time_ms
-        label = f"stage {s.stage_id}.{s.attempt_id}" if s.attempt_id else f"stage {s.stage_id}"
-        stage_bars.add(
-            (begin - t0) / 1000,
-            (done - t0) / 1000,
-            label,
-            s.name,
-            s.status,
-            s.num_tasks,
-            stage_href(s.stage_id, s.attempt_id),
-        )
+            for s, _b in started
+        ],
+    )
     job_traces, job_lanes = job_bars.traces("y2")
     stage_traces, stage_lanes = stage_bars.traces("y3")
     xs, alloc, busy, was_binned = _curve(t)
