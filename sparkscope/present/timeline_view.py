@@ -93,6 +93,14 @@ def summary_sentences(t: Slots, tail_slots: float, tail_share: float) -> list[tu
         out.append(("tail", "Serial tail: none (the run has no duration)."))
     elif t.tail_ms == 0:
         out.append(("tail", f"Serial tail: none (the run ended busier than {limit})."))
+    elif t.tail_share is not None and t.tail_share < 0.01:
+        out.append(
+            (
+                "tail",
+                f"Serial tail: negligible (the last {fmt_duration_ms(t.tail_ms)},"
+                f" under 1% of the run, ran {limit} busy).",
+            )
+        )
     elif t.tail_start_ms == t.start_ms:
         out.append(("tail", f"Serial tail: the whole run ({limit} busy throughout)."))
     else:

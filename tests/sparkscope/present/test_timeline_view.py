@@ -65,6 +65,17 @@ def test_the_sentences_state_idle_capacity_tail_and_gap() -> None:
     )
 
 
+def test_a_tail_under_one_percent_of_the_run_is_called_negligible() -> None:
+    # 8 slots busy for 99.5 s, then one task for the last 0.5 s of a 100 s run
+    spans = [
+        StageSpan(0, 0, T0, T0 + 99_500, 8 * 99_500),
+        StageSpan(1, 0, T0 + 99_500, T0 + 100 * S, 500),
+    ]
+    t = slot_timeline(T0, T0 + 100 * S, EXECUTORS, spans, local=False)
+    said = dict(summary_sentences(t, TAIL_SLOTS, TAIL_SHARE))
+    assert said["tail"].startswith("Serial tail: negligible (the last 500 ms, under 1% of the run")
+
+
 def test_lanes_pack_overlapping_spans_apart_and_reuse_free_ones() -> None:
     assert lanes([(0, 10), (5, 15), (10, 20), (16, 30), (12, 14)]) == [0, 1, 0, 1, 2]
     assert lanes([]) == []
