@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 
 from sqlalchemy import exists, select
@@ -24,6 +25,8 @@ class HistoryPoint:
     duration_ms: int | None
     worst_severity: int | None
     value: float | None
+    input_bytes: int | None = None
+    executors: int | None = None
 
 
 def history(
@@ -40,6 +43,8 @@ def history(
             Application.duration_ms,
             Application.worst_severity,
             col.label("value"),
+            Application.input_bytes,
+            Application.num_executors,
         )
         .join(HistoryServer, HistoryServer.id == Application.server_id)
         .where(Application.name == name)
@@ -57,6 +62,8 @@ def history(
             duration_ms=r.duration_ms,
             worst_severity=r.worst_severity,
             value=r.value,
+            input_bytes=r.input_bytes,
+            executors=r.num_executors,
         )
         for r in session.execute(query)
     ]
@@ -71,3 +78,18 @@ def app_names(session: Session, limit: int = 1000) -> list[str]:
         select(ApplicationName.name).where(stored).order_by(ApplicationName.name).limit(limit)
     )
     return list(rows)
+
+
+def suggest_names(typed: str, names: list[str], limit: int = 8) -> list[str]:
+    """Names to offer for one with no run: those containing ``typed`` (case-insensitively),
+    shortest first, then the closest spellings (difflib), at most ``limit``."""
+    needle = typed.strip().casefold()
+    if not needle:
+        return []
+    containing = sorted((n for n in names if needle in n.casefold()), key=lambda n: (len(n), n))
+    out = containing[:limit]
+    if len(out) < limit:
+        folded = {n.casefold(): n for n in names}
+        close = difflib.get_close_matches(needle, list(folded), n=limit, cutoff=0.6)
+        out += [folded[c] for c in close if folded[c] not in out][: limit - len(out)]
+    return out

@@ -17,11 +17,14 @@ def test_compare_shows_deltas_config_and_one_sided_findings(client: FlaskClient)
     assert "18.0 min" in row.group(1) and "40.0 min" in row.group(1)
     assert "+22.0 min" in row.group(1) and "+122.2%" in row.group(1)
     # A config value that differs and a key on one side only.
-    assert re.search(r'<tr class="differ"><th><code>spark.sql.shuffle.partitions</code>', html)
-    assert re.search(r'<tr class="right_only"><th><code>spark.extra.only.right</code>', html)
-    # Findings present on the right only.
     assert re.search(
-        r'<tr class="one-sided">\s*<th><a href="/help/stage_skew">stage_skew</a> <span class="tag">right only',
+        r'<tr class="differ key-setting"><th><code>spark.sql.shuffle.partitions</code>', html
+    )
+    assert re.search(r'<tr class="right_only"><th><code>spark.extra.only.right</code>', html)
+    # Findings present on the right only: gained by the right run.
+    assert re.search(
+        r'<tr class="one-sided finding-gained">\s*<th><a href="/help/stage_skew">stage_skew</a></th>'
+        r'\s*<td><span class="tag tag-gained">gained</span>',
         html,
     )
     assert 'id="compare-resources"' in html

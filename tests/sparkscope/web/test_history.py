@@ -57,7 +57,7 @@ def test_history_escapes_json_in_script_block(client: FlaskClient) -> None:
 def test_history_without_name_and_unknown_name(client: FlaskClient) -> None:
     assert client.get("/history").status_code == 200
     html = client.get("/history?name=never ran").get_data(as_text=True)
-    assert "No run named" in html and "history-figure" not in html
+    assert "No runs named" in html and "history-figure" not in html
 
 
 def test_history_figure_is_plain_data() -> None:
