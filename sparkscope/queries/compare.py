@@ -197,17 +197,18 @@ def same_name_runs(session: Session, app: Application, limit: int = 20) -> list[
     base = (
         select(*cols)
         .join(HistoryServer, HistoryServer.id == Application.server_id)
-        .where(Application.name == app.name, Application.app_id != app.app_id)
+        .where(Application.name == app.name)
         .where(Application.start_time_ms.is_not(None))
         .order_by(Application.start_time_ms.desc())
     )
-    rows = list(session.execute(base.where(Application.server_id == app.server_id).limit(limit)))
+    own = base.where(Application.server_id == app.server_id, Application.app_id != app.app_id)
+    rows = list(session.execute(own.limit(limit)))
     if len(rows) < limit:
         rows += session.execute(
             base.where(Application.server_id != app.server_id).limit(limit - len(rows))
         )
     if prev is not None and prev.app_id != app.app_id and prev.id not in {r.id for r in rows}:
-        rows = [*rows[: limit - 1], *session.execute(base.where(Application.id == prev.id))]
+        rows = [*rows[: limit - 1], *session.execute(own.where(Application.id == prev.id))]
     seen: set[tuple[str, str]] = set()
     out = []
     for r in rows:

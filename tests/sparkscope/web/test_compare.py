@@ -43,3 +43,69 @@ def test_compare_errors(client: FlaskClient) -> None:
     assert "left_server=prod" in resp.get_data(as_text=True)
     ok = client.get("/compare?left=app-dup&left_server=staging&right=app-dup&right_server=prod")
     assert ok.status_code == 200
+
+
+def test_compare_sections_come_settings_first(client: FlaskClient) -> None:
+    html = client.get("/compare?left=app-001&right=app-002").get_data(as_text=True)
+    order = [
+        'id="compare-header"',
+        'id="compare-verdicts"',
+        'id="compare-config"',
+        'id="compare-findings"',
+        'id="compare-stages"',
+        'id="compare-plan-changes"',
+        'id="compare-metrics"',
+    ]
+    assert [html.index(s) for s in order] == sorted(html.index(s) for s in order)
+    # No prediction stored for these runs: said, not left blank.
+    verdicts = html[html.index('id="compare-verdicts"') :]
+    assert verdicts[: verdicts.index("</tr>")].count("no prediction stored") == 2
+    # Three stages each, the same call sites: three pairs, each linking both stage pages.
+    stages = html[html.index('id="compare-stages"') : html.index('id="compare-plan-changes"')]
+    assert stages.count('class="stage-pair paired"') == 3
+    for app_id in ("app-001", "app-002"):
+        for s in range(3):
+            assert f'href="/apps/{app_id}/stages/{s}/0?server=prod"' in stages
+
+
+def test_compare_picker_offers_the_runs_of_the_same_name(client: FlaskClient) -> None:
+    html = client.get("/compare?left=app-002").get_data(as_text=True)
+    picker = html[html.index('id="compare-picker"') : html.index("</details>")]
+    # app-001 is the only other daily_sales_etl run, and app-002's previous one.
+    links = re.findall(r'<a class="pick" href="([^"]+)">([^<]+)</a>', picker)
+    assert [text for _href, text in links] == ["app-001"]
+    assert (
+        links[0][0]
+        == "/compare?left=app-002&amp;left_server=prod&amp;right=app-001&amp;right_server=prod"
+    )
+    assert "previous run" in picker
+    assert 'id="compare-header"' not in html  # nothing compared until one is picked
+    # Once compared, the picker stays (folded) to switch, the shown run marked.
+    both = client.get("/compare?left=app-002&right=app-001").get_data(as_text=True)
+    assert 'class="previous-run picked"' in both
+    # The same id on another server is another run of that name.
+    dup = client.get("/compare?left=app-dup&left_server=prod").get_data(as_text=True)
+    assert re.findall(r'right=app-dup&amp;right_server=(\w+)"', dup) == ["staging"]
+
+
+def test_compare_picker_escapes_a_hostile_name(client: FlaskClient) -> None:
+    html = client.get("/compare?left=app-xss").get_data(as_text=True)
+    assert "<script>alert(1)</script>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "No other run named" in html
+    assert client.get("/compare?left=nope").status_code == 404
+
+
+def test_compare_api_has_stage_pairs_and_verdicts(client: FlaskClient) -> None:
+    body = client.get("/api/compare?left=app-001&right=app-002").get_json()
+    assert body["verdicts"] == {"left": None, "right": None}
+    assert len(body["stages"]) == 3
+    first = body["stages"][0]
+    assert first["matched_by"] == "name" and first["left"]["name"] == first["right"]["name"]
+    for pair in body["stages"]:
+        for figure, delta in pair["delta"].items():
+            assert delta == pair["right"][figure] - pair["left"][figure]
+    deltas = [abs(p["delta"]["duration_ms"]) for p in body["stages"]]
+    assert deltas == sorted(deltas, reverse=True)
+    gained = [f for f in body["findings"] if f["change"] == "gained"]
+    assert "stage_skew" in {f["heuristic"] for f in gained}

@@ -133,6 +133,11 @@ def _urls(app: Flask, engine: Engine) -> list[str]:
             {"left": left[0], "right": right[0], "left_server": left[2], "right_server": right[2]}
         )
         urls += [f"/compare?{query}", f"/api/compare?{query}"]
+        picker = urlencode({"left": left[0], "left_server": left[2]})
+        urls += [f"/compare?{picker}"]
+    for x in ("start", "input", "executors"):
+        urls += [f"/history?{urlencode({'name': apps[-1].name, 'x': x})}"]
+    urls += [f"/history?{urlencode({'name': apps[-1].name[:-2] + 'zz'})}"]
     # Errors: unknown, ambiguous (two servers), missing parameters.
     urls += ["/apps/nope", "/api/apps/nope", "/apps/app-dup", "/api/apps/app-dup"]
     urls += ["/api/compare?left=app-001", "/api/history", "/compare?left=nope&right=app-001"]
