@@ -76,7 +76,8 @@ def test_compare_picker_offers_the_runs_of_the_same_name(client: FlaskClient) ->
     assert [text for _href, text in links] == ["app-001"]
     assert (
         links[0][0]
-        == "/compare?left=app-002&amp;left_server=prod&amp;right=app-001&amp;right_server=prod"
+        # The earlier run of the two is the baseline (left).
+        == "/compare?left=app-001&amp;left_server=prod&amp;right=app-002&amp;right_server=prod"
     )
     assert "previous run" in picker
     assert 'id="compare-header"' not in html  # nothing compared until one is picked
