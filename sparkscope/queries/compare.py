@@ -16,7 +16,7 @@ from sparkscope.analysis.inputs import load_inputs
 from sparkscope.models.application import Application
 from sparkscope.models.fetch import HistoryServer
 from sparkscope.models.predictions import RunPrediction
-from sparkscope.prediction.reads import app_prediction
+from sparkscope.prediction.reads import app_predictions
 from sparkscope.present.catalogs import APP_METRICS, COMPARE_RESOURCES, KEY_CONFIG, Metric
 from sparkscope.queries.compare_stages import StagePair, compare_stages
 from sparkscope.queries.detail import AppDetail, app_detail, previous_run, resource_value
@@ -166,6 +166,7 @@ def compare_apps(
         shapes(inputs[left.id].sql_executions) if left.id in inputs else [],
         shapes(inputs[right.id].sql_executions) if right.id in inputs else [],
     )
+    predictions = app_predictions(session, [left.id, right.id])
     return Comparison(
         left=ld,
         right=rd,
@@ -175,16 +176,22 @@ def compare_apps(
         resources=res_rows,
         plan_changes=plans,
         stages=compare_stages(session, left.id, right.id),
-        left_prediction=app_prediction(session, left.id),
-        right_prediction=app_prediction(session, right.id),
+        left_prediction=predictions.get(left.id),
+        right_prediction=predictions.get(right.id),
     )
 
 
-def same_name_runs(session: Session, app: Application, limit: int = 20) -> list[OtherRun]:
+_UNREAD = Application()
+
+
+def same_name_runs(
+    session: Session, app: Application, limit: int = 20, prev: Application | None = _UNREAD
+) -> list[OtherRun]:
     """Other runs named like ``app``, its own server's first, newest first, at most ``limit``;
-    the run just before it on its server is always among them (``previous``). Each read walks the
-    (name, start_time_ms) index."""
-    prev = previous_run(session, app)
+    the run just before it on its server (``prev`` when the caller read it already) is always
+    among them (``previous``). Each read walks the (name, start_time_ms) index."""
+    if prev is _UNREAD:
+        prev = previous_run(session, app)
     cols = (
         Application.id,
         Application.app_id,

@@ -89,11 +89,12 @@ def _duration(submitted: int | None, launched: int | None, completed: int | None
     return completed - start
 
 
-def stage_runs(session: Session, application_pk: int) -> list[StageRun]:
-    """One application's stages that ran (skipped ones left out), the latest attempt of each, in
-    order of submission."""
+def stage_runs(session: Session, application_pks: list[int]) -> dict[int, list[StageRun]]:
+    """Each application's stages that ran (skipped ones left out), the latest attempt of each, in
+    order of submission, in one read."""
     rows = session.execute(
         select(
+            Stage.application_id,
             Stage.stage_id,
             Stage.attempt_id,
             Stage.name,
@@ -107,15 +108,16 @@ def stage_runs(session: Session, application_pk: int) -> list[StageRun]:
             Stage.shuffle_write_bytes,
             Stage.memory_bytes_spilled,
             Stage.disk_bytes_spilled,
-        ).where(Stage.application_id == application_pk)
+        ).where(Stage.application_id.in_(application_pks))
     )
-    latest: dict[int, StageRun] = {}
+    latest: dict[int, dict[int, StageRun]] = {pk: {} for pk in application_pks}
     for r in rows:
+        mine = latest[r.application_id]
         if r.status == "SKIPPED" or (
-            r.stage_id in latest and latest[r.stage_id].attempt_id > r.attempt_id
+            r.stage_id in mine and mine[r.stage_id].attempt_id > r.attempt_id
         ):
             continue
-        latest[r.stage_id] = StageRun(
+        mine[r.stage_id] = StageRun(
             stage_id=r.stage_id,
             attempt_id=r.attempt_id,
             name=r.name or "",
@@ -130,7 +132,7 @@ def stage_runs(session: Session, application_pk: int) -> list[StageRun]:
             spill_bytes=r.memory_bytes_spilled + r.disk_bytes_spilled,
             num_tasks=r.num_tasks,
         )
-    return sorted(latest.values(), key=_submission_order)
+    return {pk: sorted(mine.values(), key=_submission_order) for pk, mine in latest.items()}
 
 
 def _submission_order(s: StageRun) -> tuple[int, int]:
@@ -175,4 +177,5 @@ def pair_stages(left: Sequence[StageRun], right: Sequence[StageRun]) -> list[Sta
 
 def compare_stages(session: Session, left_pk: int, right_pk: int) -> list[StagePair]:
     """The two applications' stages lined up (see :func:`pair_stages`)."""
-    return pair_stages(stage_runs(session, left_pk), stage_runs(session, right_pk))
+    runs = stage_runs(session, [left_pk, right_pk])
+    return pair_stages(runs[left_pk], runs[right_pk])

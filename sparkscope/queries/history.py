@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from sqlalchemy import exists, select
+from sqlalchemy import exists, func, select
 from sqlalchemy.orm import Session
 
 from sparkscope.models.application import Application
@@ -80,16 +80,24 @@ def app_names(session: Session, limit: int = 1000) -> list[str]:
     return list(rows)
 
 
-def suggest_names(typed: str, names: list[str], limit: int = 8) -> list[str]:
-    """Names to offer for one with no run: those containing ``typed`` (case-insensitively),
-    shortest first, then the closest spellings (difflib), at most ``limit``."""
-    needle = typed.strip().casefold()
+def suggest_names(session: Session, typed: str, names: list[str], limit: int = 8) -> list[str]:
+    """Names to offer for one with no run: the known names containing ``typed``
+    (case-insensitively, from the table of distinct names), shortest first, then the closest
+    spellings among ``names`` (the bounded list the page loaded), at most ``limit``."""
+    needle = typed.strip()
     if not needle:
         return []
-    containing = sorted((n for n in names if needle in n.casefold()), key=lambda n: (len(n), n))
-    out = containing[:limit]
+    stored = exists().where(Application.name == ApplicationName.name)
+    out = list(
+        session.scalars(
+            select(ApplicationName.name)
+            .where(ApplicationName.name.icontains(needle, autoescape=True), stored)
+            .order_by(func.length(ApplicationName.name), ApplicationName.name)
+            .limit(limit)
+        )
+    )
     if len(out) < limit:
         folded = {n.casefold(): n for n in names}
-        close = difflib.get_close_matches(needle, list(folded), n=limit, cutoff=0.6)
+        close = difflib.get_close_matches(needle.casefold(), list(folded), n=limit, cutoff=0.6)
         out += [folded[c] for c in close if folded[c] not in out][: limit - len(out)]
     return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, render_template, request
 
 from heuristics.registry import Registry
+from sparkscope.models.application import Application
 from sparkscope.models.fetch import HistoryServer
 from sparkscope.prediction.reads import prediction_line
 from sparkscope.present.display import is_per_run_setting
@@ -37,10 +38,14 @@ def split_per_run(config: list[ConfigDiff]) -> tuple[list[ConfigDiff], list[Conf
     return kept, hidden
 
 
-def compared(left_id: str, right_id: str, reg: Registry) -> tuple[Comparison, list[ConfigDiff]]:
-    """Both applications aligned (``left_server`` / ``right_server`` from the request), with the
-    per-run settings split off the configuration rows: for the page and the API alike."""
-    left = lookup(left_id, text(request.args, "left_server", 200), None, "left_server")
+def compared(
+    left_id: str, right_id: str, reg: Registry, left: Application | None = None
+) -> tuple[Comparison, list[ConfigDiff]]:
+    """Both applications aligned (``left_server`` / ``right_server`` from the request; ``left``
+    when the caller looked it up already), with the per-run settings split off the configuration
+    rows: for the page and the API alike."""
+    if left is None:
+        left = lookup(left_id, text(request.args, "left_server", 200), None, "left_server")
     right = lookup(right_id, text(request.args, "right_server", 200), None, "right_server")
     comparison = compare_apps(get_session(), left, right, reg, redaction_regex(), prices())
     comparison.config, per_run = split_per_run(comparison.config)
@@ -67,11 +72,13 @@ def compare() -> str:
     left_server = ""
     if left_id:
         left_app = lookup(left_id, text(request.args, "left_server", 200), None, "left_server")
-        others = same_name_runs(get_session(), left_app, PICKER_RUNS)
         server_row = get_session().get(HistoryServer, left_app.server_id)
         left_server = server_row.name if server_row else ""
-    if left_id and right_id:
-        comparison, per_run = compared(left_id, right_id, reg)
+    if left_app is not None and right_id:
+        comparison, per_run = compared(left_app.app_id, right_id, reg, left_app)
+        others = same_name_runs(get_session(), left_app, PICKER_RUNS, comparison.left.previous)
+    elif left_app is not None:
+        others = same_name_runs(get_session(), left_app, PICKER_RUNS)
     lines = (
         (prediction_line(comparison.left_prediction), prediction_line(comparison.right_prediction))
         if comparison

@@ -69,5 +69,5 @@ def history_page() -> str:
         x_choices=HISTORY_X,
         band=history_band(session, name, server, app_link) if points and name else None,
         names=names,
-        suggestions=suggest_names(name, names) if name and not points else [],
+        suggestions=suggest_names(session, name, names) if name and not points else [],
     )

@@ -151,10 +151,17 @@ def test_history_x_values_and_name_suggestions(fresh_db_url: str) -> None:
         assert [p.executors for p in points] == [r.num_executors for r in runs]
         assert len({p.input_bytes for p in points}) == len(runs)  # the runs read different sizes
         names = app_names(session)
-    assert suggest_names("daily_sales_elt", names)[0] == "daily_sales_etl"  # misspelt
-    assert suggest_names("INVENTORY", names) == ["inventory_snapshot", "legacy_inventory_job"]
-    assert suggest_names("zzzz-nothing-like-it", names) == []
-    assert len(suggest_names("_", names)) == 8
+        assert suggest_names(session, "daily_sales_elt", names)[0] == "daily_sales_etl"
+        assert suggest_names(session, "INVENTORY", names) == [
+            "inventory_snapshot",
+            "legacy_inventory_job",
+        ]
+        assert suggest_names(session, "zzzz-nothing-like-it", names) == []
+        # "_" and "%" are letters here, not LIKE wildcards.
+        assert len(suggest_names(session, "_", names)) == 8
+        assert suggest_names(session, "%", names) == []
+        # Containing comes from every stored name, not only the page's bounded list.
+        assert suggest_names(session, "flaky", []) == ["flaky_ingest"]
 
 
 def test_call_site_and_pairing_rules() -> None:
