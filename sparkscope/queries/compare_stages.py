@@ -26,7 +26,7 @@ _LINE = re.compile(r":\d+$")
 
 
 @dataclass(frozen=True)
-class StageRun:
+class ComparedStage:
     """One stage of one run, as the comparison reads it (its latest attempt)."""
 
     stage_id: int
@@ -48,8 +48,8 @@ class StagePair:
     None when the other run has no such stage. ``by`` says how they were matched: ``name`` (the
     whole call site), ``call site`` (the same file and operation, another line) or ``""``."""
 
-    left: StageRun | None
-    right: StageRun | None
+    left: ComparedStage | None
+    right: ComparedStage | None
     by: str
 
     @property
@@ -89,7 +89,7 @@ def _duration(submitted: int | None, launched: int | None, completed: int | None
     return completed - start
 
 
-def stage_runs(session: Session, application_pks: list[int]) -> dict[int, list[StageRun]]:
+def stage_runs(session: Session, application_pks: list[int]) -> dict[int, list[ComparedStage]]:
     """Each application's stages that ran (skipped ones left out), the latest attempt of each, in
     order of submission, in one read."""
     rows = session.execute(
@@ -110,14 +110,14 @@ def stage_runs(session: Session, application_pks: list[int]) -> dict[int, list[S
             Stage.disk_bytes_spilled,
         ).where(Stage.application_id.in_(application_pks))
     )
-    latest: dict[int, dict[int, StageRun]] = {pk: {} for pk in application_pks}
+    latest: dict[int, dict[int, ComparedStage]] = {pk: {} for pk in application_pks}
     for r in rows:
         mine = latest[r.application_id]
         if r.status == "SKIPPED" or (
             r.stage_id in mine and mine[r.stage_id].attempt_id > r.attempt_id
         ):
             continue
-        mine[r.stage_id] = StageRun(
+        mine[r.stage_id] = ComparedStage(
             stage_id=r.stage_id,
             attempt_id=r.attempt_id,
             name=r.name or "",
@@ -135,26 +135,26 @@ def stage_runs(session: Session, application_pks: list[int]) -> dict[int, list[S
     return {pk: sorted(mine.values(), key=_submission_order) for pk, mine in latest.items()}
 
 
-def _submission_order(s: StageRun) -> tuple[int, int]:
+def _submission_order(s: ComparedStage) -> tuple[int, int]:
     return (s.submitted_ms if s.submitted_ms is not None else 2**62, s.stage_id)
 
 
 def _pair_by(
-    left: Iterable[StageRun], right: Iterable[StageRun], key: str
-) -> tuple[list[StagePair], list[StageRun], list[StageRun]]:
+    left: Iterable[ComparedStage], right: Iterable[ComparedStage], key: str
+) -> tuple[list[StagePair], list[ComparedStage], list[ComparedStage]]:
     """Pair stages whose ``key`` (name or call site) is equal, the n-th left one of a key with the
     n-th right one in submission order; returns the pairs and what is left on each side."""
 
-    def group(stages: Iterable[StageRun]) -> dict[str, list[StageRun]]:
-        out: dict[str, list[StageRun]] = defaultdict(list)
+    def group(stages: Iterable[ComparedStage]) -> dict[str, list[ComparedStage]]:
+        out: dict[str, list[ComparedStage]] = defaultdict(list)
         for s in stages:
             out[s.name if key == "name" else call_site(s.name)].append(s)
         return out
 
     lg, rg = group(left), group(right)
     pairs: list[StagePair] = []
-    left_over: list[StageRun] = []
-    right_over: list[StageRun] = []
+    left_over: list[ComparedStage] = []
+    right_over: list[ComparedStage] = []
     for k in lg.keys() | rg.keys():
         ls, rs = lg.get(k, []), rg.get(k, [])
         pairs += [StagePair(a, b, key) for a, b in zip(ls, rs, strict=False)]
@@ -163,7 +163,7 @@ def _pair_by(
     return pairs, left_over, right_over
 
 
-def pair_stages(left: Sequence[StageRun], right: Sequence[StageRun]) -> list[StagePair]:
+def pair_stages(left: Sequence[ComparedStage], right: Sequence[ComparedStage]) -> list[StagePair]:
     """Both runs' stages lined up: equal names first, then the same call site on another line;
     pairs by the largest duration change first, then the stages of one run only (left, then
     right), longest first."""

@@ -19,7 +19,7 @@ from sparkscope.prediction.reads import (
 from sparkscope.present.catalogs import APP_METRICS, HISTORY_METRICS
 from sparkscope.present.columns import details_table
 from sparkscope.present.display import fmt_time_ms, severity_name
-from sparkscope.queries.compare_stages import STAGE_FIGURES, StagePair, StageRun
+from sparkscope.queries.compare_stages import STAGE_FIGURES, ComparedStage, StagePair
 from sparkscope.queries.detail import AppDetail
 from sparkscope.queries.detail import app_detail as load_detail
 from sparkscope.queries.history import history
@@ -240,7 +240,7 @@ def compare() -> Response:
     )
 
 
-def _stage_side(s: StageRun | None) -> dict[str, Any] | None:
+def _stage_side(s: ComparedStage | None) -> dict[str, Any] | None:
     if s is None:
         return None
     return {"stage_id": s.stage_id, "attempt_id": s.attempt_id, "name": s.name} | {

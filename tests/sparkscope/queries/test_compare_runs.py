@@ -17,7 +17,7 @@ from sparkscope.db import make_engine
 from sparkscope.models.application import Application, Stage
 from sparkscope.models.predictions import RunPrediction
 from sparkscope.queries.compare import compare_apps, same_name_runs
-from sparkscope.queries.compare_stages import StageRun, call_site, pair_stages
+from sparkscope.queries.compare_stages import ComparedStage, call_site, pair_stages
 from sparkscope.queries.history import app_names, history, suggest_names
 from tests.sparkscope.web import builders as b
 
@@ -165,8 +165,8 @@ def test_history_x_values_and_name_suggestions(fresh_db_url: str) -> None:
 
 
 def test_call_site_and_pairing_rules() -> None:
-    def run(stage_id: int, name: str, submitted: int, duration: int) -> StageRun:
-        return StageRun(stage_id, 0, name, "COMPLETE", submitted, duration, 0, 0, 0, 0, 1)
+    def run(stage_id: int, name: str, submitted: int, duration: int) -> ComparedStage:
+        return ComparedStage(stage_id, 0, name, "COMPLETE", submitted, duration, 0, 0, 0, 0, 1)
 
     assert call_site("count at Foo.scala:12") == "count at Foo.scala"
     assert call_site("count at Foo.scala") == "count at Foo.scala"
