@@ -66,6 +66,7 @@ def history_figure(
             return [dates[p.start_ms] for p in chosen]
 
         x_axis: dict[str, Any] = {"title": {"text": "start (UTC)"}, "type": "date"}
+        x_hover = ""
         # A faint line through every run keeps the trend visible across the severity traces.
         data: list[dict[str, Any]] = [
             {
@@ -87,6 +88,7 @@ def history_figure(
             return [getattr(p, field) / x_scale for p in chosen]
 
         named_x = x_label if not x_unit_label else f"{x_label} ({x_unit_label})"
+        x_hover = f"<br>{x_label}: %{{x:,.3~f}} {x_unit_label}".rstrip()
         x_axis = {"title": {"text": named_x}, "rangemode": "tozero"}
         data = []
     x_axis["gridcolor"] = "#eceff1"
@@ -109,7 +111,7 @@ def history_figure(
                 "hovertemplate": (
                     "<b>%{customdata[1]}</b><br>start %{customdata[2]}<br>"
                     "duration %{customdata[3]}<br>severity %{customdata[4]}<br>"
-                    f"{metric_label}: %{{customdata[5]}}<extra></extra>"
+                    f"{metric_label}: %{{customdata[5]}}{x_hover}<extra></extra>"
                 ),
             }
         )

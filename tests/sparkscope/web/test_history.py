@@ -119,6 +119,8 @@ def test_history_against_input_and_executors(client: FlaskClient) -> None:
     assert fig["layout"]["title"]["text"] == "Duration by input size"
     assert fig["layout"]["xaxis"]["title"]["text"].startswith("input size (")
     assert "type" not in fig["layout"]["xaxis"]  # a number axis, not dates
+    markers = [t for t in fig["data"] if t.get("mode") == "markers"]
+    assert all("<br>input size: %{x:,.3~f} " in t["hovertemplate"] for t in markers)
     api = client.get("/api/history?name=daily_sales_etl").get_json()["runs"]
     scale = {"KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "TiB": 1024**4}[
         fig["layout"]["xaxis"]["title"]["text"].split("(")[1].rstrip(")")
