@@ -6,6 +6,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -23,6 +24,9 @@ STAGE_FIGURES: tuple[tuple[str, str, str], ...] = (
 )
 
 _LINE = re.compile(r":\d+$")
+#: Runs with more stages than this pair equal names in order only, without aligning the two
+#: sequences first (the alignment costs up to quadratic time in the number of stages).
+ALIGN_LIMIT = 200
 
 
 @dataclass(frozen=True)
@@ -163,11 +167,35 @@ def _pair_by(
     return pairs, left_over, right_over
 
 
+def _aligned(
+    left: Sequence[ComparedStage], right: Sequence[ComparedStage]
+) -> tuple[list[StagePair], list[ComparedStage], list[ComparedStage]]:
+    """Pair the stages of the longest runs of equal names the two sequences share (in submission
+    order), so that a stage added or removed does not shift every later namesake by one."""
+    if len(left) > ALIGN_LIMIT or len(right) > ALIGN_LIMIT:
+        return [], list(left), list(right)
+    matcher = SequenceMatcher(None, [s.name for s in left], [s.name for s in right], autojunk=False)
+    pairs: list[StagePair] = []
+    used_left: set[int] = set()
+    used_right: set[int] = set()
+    for block in matcher.get_matching_blocks():
+        for k in range(block.size):
+            pairs.append(StagePair(left[block.a + k], right[block.b + k], "name"))
+            used_left.add(block.a + k)
+            used_right.add(block.b + k)
+    rest_left = [s for i, s in enumerate(left) if i not in used_left]
+    rest_right = [s for i, s in enumerate(right) if i not in used_right]
+    return pairs, rest_left, rest_right
+
+
 def pair_stages(left: Sequence[ComparedStage], right: Sequence[ComparedStage]) -> list[StagePair]:
-    """Both runs' stages lined up: equal names first, then the same call site on another line;
+    """Both runs' stages lined up: equal names first (the longest stretches the two runs share,
+    then the rest of each name in submission order), then the same call site on another line;
     pairs by the largest duration change first, then the stages of one run only (left, then
     right), longest first."""
-    by_name, l_rest, r_rest = _pair_by(left, right, "name")
+    aligned, l_rest, r_rest = _aligned(left, right)
+    by_name, l_rest, r_rest = _pair_by(l_rest, r_rest, "name")
+    by_name += aligned
     by_site, l_rest, r_rest = _pair_by(l_rest, r_rest, "call site")
     pairs = sorted(by_name + by_site, key=lambda p: (-p.change_ms, p.name))
     lonely = [StagePair(s, None, "") for s in l_rest] + [StagePair(None, s, "") for s in r_rest]

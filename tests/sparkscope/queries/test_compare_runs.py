@@ -180,3 +180,13 @@ def test_call_site_and_pairing_rules() -> None:
         (2, 8),  # +30 ms
         (None, 9),
     ]
+    # The first of two namesakes is gone on the right: the one the sequence around it matches
+    # pairs (the second), not the first in order.
+    left = [run(1, "a at A.py:1", 1, 10), run(2, "a at A.py:1", 2, 20), run(3, "b", 3, 30)]
+    right = [run(5, "a at A.py:1", 1, 25), run(6, "b", 2, 30)]
+    pairs = pair_stages(left, right)
+    assert [(p.left and p.left.stage_id, p.right and p.right.stage_id) for p in pairs] == [
+        (2, 5),
+        (3, 6),
+        (1, None),
+    ]

@@ -3,8 +3,19 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
+from click.testing import CliRunner
 from flask.testing import FlaskClient
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from sparkscope.cli.main import cli
+from sparkscope.db import make_engine
+from sparkscope.models.application import Application, Stage
+from tests.sparkscope.web.conftest import XSS, make_app
+
+RECORDED = Path(__file__).resolve().parents[3] / "demo" / "spark-events"
 
 
 def test_compare_shows_deltas_config_and_one_sided_findings(client: FlaskClient) -> None:
@@ -110,3 +121,31 @@ def test_compare_api_has_stage_pairs_and_verdicts(client: FlaskClient) -> None:
     assert deltas == sorted(deltas, reverse=True)
     gained = [f for f in body["findings"] if f["change"] == "gained"]
     assert "stage_skew" in {f["heuristic"] for f in gained}
+
+
+def test_compare_escapes_hostile_stage_names(fresh_pg_url: str) -> None:
+    result = CliRunner().invoke(
+        cli, ["fetch", "--url", str(RECORDED)], env={"SPARKSCOPE_DATABASE_URL": fresh_pg_url}
+    )
+    assert result.exit_code == 0, result.output
+    engine = make_engine(fresh_pg_url)
+    with Session(engine) as session:
+        left, right = session.scalars(
+            select(Application)
+            .where(Application.name == "flaky_ingest")
+            .order_by(Application.start_time_ms)
+        ).all()
+        session.execute(
+            update(Stage)
+            .where(Stage.application_id == right.id, Stage.stage_id == 0)
+            .values(name=f"{XSS} at x.py:1")
+        )
+        session.commit()
+        ids = (left.app_id, right.app_id)
+    engine.dispose()
+    app = make_app(fresh_pg_url)
+    html = app.test_client().get(f"/compare?left={ids[0]}&right={ids[1]}").get_data(as_text=True)
+    app.extensions["sparkscope.engine"].dispose()
+    assert XSS not in html
+    stages = html[html.index('id="compare-stages"') : html.index('id="compare-plan-changes"')]
+    assert '&lt;script&gt;alert(1)&lt;/script&gt; at x.py:1 <span class="tag">only right' in stages
