@@ -92,6 +92,16 @@ def app_prediction(session: Session, application_pk: int) -> RunPrediction | Non
     return session.get(RunPrediction, application_pk, options=[load_only(*_SHOWN, raiseload=True)])
 
 
+def app_predictions(session: Session, application_pks: list[int]) -> dict[int, RunPrediction]:
+    """Several runs' predictions (as :func:`app_prediction`) in one read, by application id."""
+    rows = session.scalars(
+        select(RunPrediction)
+        .where(RunPrediction.application_id.in_(application_pks))
+        .options(load_only(RunPrediction.application_id, *_SHOWN, raiseload=True))
+    )
+    return {p.application_id: p for p in rows}
+
+
 def prediction_line(p: RunPrediction | None) -> str | None:
     """One line for the application page, e.g. ``expected 12 s (10–14 s, 80%; extrapolated:
     input 1.7x the largest seen); took 19 s: +58% — regression: ...``."""

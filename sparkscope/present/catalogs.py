@@ -63,6 +63,14 @@ HISTORY_METRICS: dict[str, Metric] = {
     )
 }
 
+#: What a history chart can put on its x axis, by the value of its ``x=`` parameter: the label
+#: its title and axis read ("Duration by input size") and the unit of the values.
+HISTORY_X: dict[str, tuple[str, str]] = {
+    "start": ("start time", "date"),
+    "input": ("input size", "bytes"),
+    "executors": ("executors", "count"),
+}
+
 #: Spark settings shown as "key configuration" on the application and compare pages.
 KEY_CONFIG: tuple[str, ...] = (
     "spark.master",

@@ -25,6 +25,8 @@ class RunPoint:
     severity: str
     value: float | None
     value_text: str
+    input_bytes: int | None = None
+    executors: int | None = None
 
 
 def plotly_date(epoch_ms: float) -> str:
@@ -37,8 +39,17 @@ def plotly_date(epoch_ms: float) -> str:
     )
 
 
-def history_figure(points: Sequence[RunPoint], metric_label: str, unit: str) -> dict[str, Any]:
-    """A scatter+line of one metric over time, one trace per severity, clickable via customdata.
+def history_figure(
+    points: Sequence[RunPoint],
+    metric_label: str,
+    unit: str,
+    x: str = "start",
+    x_label: str = "start time",
+    x_unit: str = "date",
+) -> dict[str, Any]:
+    """One metric of every run against ``x`` (``start``: a scatter+line over time; ``input`` or
+    ``executors``: a scatter against that size, runs without it left out), one trace per
+    severity, clickable via customdata, titled "<metric> by <x label>".
 
     Built as Plotly's figure JSON directly: plotly.graph_objects validates every property and
     costs ~100 ms for a thousand points, more than the rest of the page.
@@ -48,19 +59,39 @@ def history_figure(points: Sequence[RunPoint], metric_label: str, unit: str) -> 
     def ys(chosen: Sequence[RunPoint]) -> list[float | None]:
         return [None if p.value is None else p.value / scale for p in chosen]
 
-    dates = {p.start_ms: plotly_date(p.start_ms) for p in points}  # each date written once
-    # A faint line through every run keeps the trend visible across the per-severity traces.
-    data: list[dict[str, Any]] = [
-        {
-            "type": "scatter",
-            "mode": "lines",
-            "x": [dates[p.start_ms] for p in points],
-            "y": ys(points),
-            "line": {"color": "#b0bec5", "width": 1},
-            "hoverinfo": "skip",
-            "showlegend": False,
-        }
-    ]
+    if x == "start":
+        dates = {p.start_ms: plotly_date(p.start_ms) for p in points}  # each date written once
+
+        def xs(chosen: Sequence[RunPoint]) -> list[Any]:
+            return [dates[p.start_ms] for p in chosen]
+
+        x_axis: dict[str, Any] = {"title": {"text": "start (UTC)"}, "type": "date"}
+        x_hover = ""
+        # A faint line through every run keeps the trend visible across the severity traces.
+        data: list[dict[str, Any]] = [
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "x": xs(points),
+                "y": ys(points),
+                "line": {"color": "#b0bec5", "width": 1},
+                "hoverinfo": "skip",
+                "showlegend": False,
+            }
+        ]
+    else:
+        field = "input_bytes" if x == "input" else "executors"
+        points = [p for p in points if getattr(p, field) is not None]
+        x_scale, x_unit_label = axis_scale(x_unit, [float(getattr(p, field)) for p in points])
+
+        def xs(chosen: Sequence[RunPoint]) -> list[Any]:
+            return [getattr(p, field) / x_scale for p in chosen]
+
+        named_x = x_label if not x_unit_label else f"{x_label} ({x_unit_label})"
+        x_hover = f"<br>{x_label}: %{{x:,.3~f}} {x_unit_label}".rstrip()
+        x_axis = {"title": {"text": named_x}, "rangemode": "tozero"}
+        data = []
+    x_axis["gridcolor"] = "#eceff1"
     for severity, color in SEVERITY_COLORS.items():
         chosen = [p for p in points if p.severity == severity]
         if not chosen:
@@ -70,7 +101,7 @@ def history_figure(points: Sequence[RunPoint], metric_label: str, unit: str) -> 
                 "type": "scatter",
                 "mode": "markers",
                 "name": severity,
-                "x": [dates[p.start_ms] for p in chosen],
+                "x": xs(chosen),
                 "y": ys(chosen),
                 "marker": {"color": color, "size": 9, "line": {"color": "#fff", "width": 1}},
                 "customdata": [
@@ -80,7 +111,7 @@ def history_figure(points: Sequence[RunPoint], metric_label: str, unit: str) -> 
                 "hovertemplate": (
                     "<b>%{customdata[1]}</b><br>start %{customdata[2]}<br>"
                     "duration %{customdata[3]}<br>severity %{customdata[4]}<br>"
-                    f"{metric_label}: %{{customdata[5]}}<extra></extra>"
+                    f"{metric_label}: %{{customdata[5]}}{x_hover}<extra></extra>"
                 ),
             }
         )
@@ -88,9 +119,10 @@ def history_figure(points: Sequence[RunPoint], metric_label: str, unit: str) -> 
     named = not unit_label or metric_label.endswith(unit_label)
     title = metric_label if named else f"{metric_label} ({unit_label})"
     layout = {
-        "margin": {"l": 60, "r": 20, "t": 30, "b": 50},
+        "title": {"text": f"{metric_label} by {x_label}", "x": 0, "xanchor": "left"},
+        "margin": {"l": 60, "r": 20, "t": 40, "b": 50},
         "height": 420,
-        "xaxis": {"title": {"text": "start (UTC)"}, "type": "date", "gridcolor": "#eceff1"},
+        "xaxis": x_axis,
         "yaxis": {"title": {"text": title}, "rangemode": "tozero", "gridcolor": "#eceff1"},
         "legend": {"title": {"text": "worst severity"}},
         "hovermode": "closest",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from heuristics.registry import Registry
@@ -13,8 +14,12 @@ from sparkscope.advisor.predict.plans import PlanChange, changes, shapes
 from sparkscope.advisor.whatif.sizing import Prices
 from sparkscope.analysis.inputs import load_inputs
 from sparkscope.models.application import Application
-from sparkscope.present.catalogs import APP_METRICS, COMPARE_RESOURCES, Metric
-from sparkscope.queries.detail import AppDetail, app_detail, resource_value
+from sparkscope.models.fetch import HistoryServer
+from sparkscope.models.predictions import RunPrediction
+from sparkscope.prediction.reads import app_predictions
+from sparkscope.present.catalogs import APP_METRICS, COMPARE_RESOURCES, KEY_CONFIG, Metric
+from sparkscope.queries.compare_stages import StagePair, compare_stages
+from sparkscope.queries.detail import AppDetail, app_detail, previous_run, resource_value
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,11 @@ class ConfigDiff:
     right: str | None
     status: str
 
+    @property
+    def is_key(self) -> bool:
+        """One of the settings the application page shows first (KEY_CONFIG)."""
+        return self.key in KEY_CONFIG
+
 
 @dataclass(frozen=True)
 class FindingPair:
@@ -63,6 +73,14 @@ class FindingPair:
         """The problem shows on one side only."""
         return (self.left is None) != (self.right is None)
 
+    @property
+    def change(self) -> str:
+        """The right run against the left: ``gained`` (it has the problem, the left did not),
+        ``lost`` (the left had it, the right does not) or ``both``."""
+        if self.left is None:
+            return "gained"
+        return "lost" if self.right is None else "both"
+
 
 @dataclass
 class Comparison:
@@ -75,6 +93,22 @@ class Comparison:
     findings: list[FindingPair]
     resources: list[tuple[str, str, str, Any, Any]]
     plan_changes: list[PlanChange] = field(default_factory=list)
+    stages: list[StagePair] = field(default_factory=list)
+    left_prediction: RunPrediction | None = None
+    right_prediction: RunPrediction | None = None
+
+
+@dataclass(frozen=True)
+class OtherRun:
+    """A run of the same name to compare with, for the run picker."""
+
+    app_id: str
+    attempt_id: str
+    server: str
+    start_time_ms: int | None
+    duration_ms: int | None
+    worst_severity: int | None
+    previous: bool
 
 
 def _config_diff(
@@ -119,6 +153,8 @@ def compare_apps(
         key=lambda n: (-max(int(x.severity) for x in (lf.get(n), rf.get(n)) if x), n),
     )
     pairs = [FindingPair(n, lf.get(n), rf.get(n)) for n in names]
+    # Gained and lost first: what the right run changed, before what both share.
+    pairs.sort(key=lambda p: not p.one_sided)
     res_rows = [
         (key, label, unit, resource_value(ld.resources, key), resource_value(rd.resources, key))
         for key, label, unit in COMPARE_RESOURCES
@@ -130,6 +166,7 @@ def compare_apps(
         shapes(inputs[left.id].sql_executions) if left.id in inputs else [],
         shapes(inputs[right.id].sql_executions) if right.id in inputs else [],
     )
+    predictions = app_predictions(session, [left.id, right.id])
     return Comparison(
         left=ld,
         right=rd,
@@ -138,4 +175,63 @@ def compare_apps(
         findings=pairs,
         resources=res_rows,
         plan_changes=plans,
+        stages=compare_stages(session, left.id, right.id),
+        left_prediction=predictions.get(left.id),
+        right_prediction=predictions.get(right.id),
     )
+
+
+_UNREAD = Application()
+
+
+def same_name_runs(
+    session: Session, app: Application, limit: int = 20, prev: Application | None = _UNREAD
+) -> list[OtherRun]:
+    """Other runs named like ``app``, its own server's first, newest first, at most ``limit``;
+    the run just before it on its server (``prev`` when the caller read it already) is always
+    among them (``previous``). Each read walks the (name, start_time_ms) index."""
+    if prev is _UNREAD:
+        prev = previous_run(session, app)
+    cols = (
+        Application.id,
+        Application.app_id,
+        Application.attempt_id,
+        HistoryServer.name.label("server"),
+        Application.start_time_ms,
+        Application.duration_ms,
+        Application.worst_severity,
+    )
+    base = (
+        select(*cols)
+        .join(HistoryServer, HistoryServer.id == Application.server_id)
+        .where(Application.name == app.name)
+        .where(Application.start_time_ms.is_not(None))
+        .order_by(Application.start_time_ms.desc())
+    )
+    own = base.where(Application.server_id == app.server_id, Application.app_id != app.app_id)
+    rows = list(session.execute(own.limit(limit)))
+    if len(rows) < limit:
+        rows += session.execute(
+            base.where(Application.server_id != app.server_id).limit(limit - len(rows))
+        )
+    if prev is not None and prev.app_id != app.app_id and prev.id not in {r.id for r in rows}:
+        rows = [*rows[: limit - 1], *session.execute(own.where(Application.id == prev.id))]
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for r in rows:
+        # One entry per application: its attempts compare as the latest one.
+        if (r.server, r.app_id) in seen:
+            continue
+        seen.add((r.server, r.app_id))
+        out.append(
+            OtherRun(
+                app_id=r.app_id,
+                attempt_id=r.attempt_id or "",
+                server=r.server,
+                start_time_ms=r.start_time_ms,
+                duration_ms=r.duration_ms,
+                worst_severity=r.worst_severity,
+                previous=prev is not None and r.id == prev.id,
+            )
+        )
+    return out

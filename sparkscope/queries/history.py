@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 
-from sqlalchemy import exists, select
+from sqlalchemy import exists, func, select
 from sqlalchemy.orm import Session
 
 from sparkscope.models.application import Application
@@ -24,6 +25,8 @@ class HistoryPoint:
     duration_ms: int | None
     worst_severity: int | None
     value: float | None
+    input_bytes: int | None = None
+    executors: int | None = None
 
 
 def history(
@@ -40,6 +43,8 @@ def history(
             Application.duration_ms,
             Application.worst_severity,
             col.label("value"),
+            Application.input_bytes,
+            Application.num_executors,
         )
         .join(HistoryServer, HistoryServer.id == Application.server_id)
         .where(Application.name == name)
@@ -57,6 +62,8 @@ def history(
             duration_ms=r.duration_ms,
             worst_severity=r.worst_severity,
             value=r.value,
+            input_bytes=r.input_bytes,
+            executors=r.num_executors,
         )
         for r in session.execute(query)
     ]
@@ -71,3 +78,26 @@ def app_names(session: Session, limit: int = 1000) -> list[str]:
         select(ApplicationName.name).where(stored).order_by(ApplicationName.name).limit(limit)
     )
     return list(rows)
+
+
+def suggest_names(session: Session, typed: str, names: list[str], limit: int = 8) -> list[str]:
+    """Names to offer for one with no run: the known names containing ``typed``
+    (case-insensitively, from the table of distinct names), shortest first, then the closest
+    spellings among ``names`` (the bounded list the page loaded), at most ``limit``."""
+    needle = typed.strip()
+    if not needle:
+        return []
+    stored = exists().where(Application.name == ApplicationName.name)
+    out = list(
+        session.scalars(
+            select(ApplicationName.name)
+            .where(ApplicationName.name.icontains(needle, autoescape=True), stored)
+            .order_by(func.length(ApplicationName.name), ApplicationName.name)
+            .limit(limit)
+        )
+    )
+    if len(out) < limit:
+        folded = {n.casefold(): n for n in names}
+        close = difflib.get_close_matches(needle.casefold(), list(folded), n=limit, cutoff=0.6)
+        out += [folded[c] for c in close if folded[c] not in out][: limit - len(out)]
+    return out

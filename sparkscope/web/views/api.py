@@ -19,6 +19,7 @@ from sparkscope.prediction.reads import (
 from sparkscope.present.catalogs import APP_METRICS, HISTORY_METRICS
 from sparkscope.present.columns import details_table
 from sparkscope.present.display import fmt_time_ms, severity_name
+from sparkscope.queries.compare_stages import STAGE_FIGURES, ComparedStage, StagePair
 from sparkscope.queries.detail import AppDetail
 from sparkscope.queries.detail import app_detail as load_detail
 from sparkscope.queries.history import history
@@ -225,12 +226,37 @@ def compare() -> Response:
                 "left": None if p.left is None else severity_name(int(p.left.severity)),
                 "right": None if p.right is None else severity_name(int(p.right.severity)),
                 "one_sided": p.one_sided,
+                "change": p.change,
             }
             for p in c.findings
         ],
         plan_changes=[{"kind": ch.kind, "text": ch.text} for ch in c.plan_changes],
+        stages=[stage_pair_json(p) for p in c.stages],
+        verdicts={
+            "left": prediction_json(c.left_prediction),
+            "right": prediction_json(c.right_prediction),
+        },
         heuristics_config_error=error,
     )
+
+
+def _stage_side(s: ComparedStage | None) -> dict[str, Any] | None:
+    if s is None:
+        return None
+    return {"stage_id": s.stage_id, "attempt_id": s.attempt_id, "name": s.name} | {
+        f: getattr(s, f) for f, _label, _unit in STAGE_FIGURES
+    }
+
+
+def stage_pair_json(p: StagePair) -> dict[str, Any]:
+    """One line of the compare page's stages: both sides and the deltas (right - left)."""
+    return {
+        "name": p.name,
+        "matched_by": p.by or None,
+        "left": _stage_side(p.left),
+        "right": _stage_side(p.right),
+        "delta": {f: p.delta(f) for f, _label, _unit in STAGE_FIGURES},
+    }
 
 
 @bp.route("/forecast")
@@ -284,6 +310,8 @@ def history_api() -> Response:
                 "duration_ms": p.duration_ms,
                 "worst_severity": severity_name(p.worst_severity),
                 "value": p.value,
+                "input_bytes": p.input_bytes,
+                "executors": p.executors,
                 "url": app_link(p.app_id, p.server, p.attempt_id),
                 "prediction": prediction_json(preds.get((p.server, p.app_id, p.attempt_id))),
             }

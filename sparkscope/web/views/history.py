@@ -5,11 +5,11 @@ from __future__ import annotations
 from flask import Blueprint, current_app, render_template, request
 
 from sparkscope.prediction.reads import history_band
-from sparkscope.present.catalogs import HISTORY_METRICS
+from sparkscope.present.catalogs import HISTORY_METRICS, HISTORY_X
 from sparkscope.present.charts import RunPoint, history_figure
 from sparkscope.present.display import fmt_duration_ms, fmt_time_ms, severity_name
 from sparkscope.queries.cache import cached, db_key
-from sparkscope.queries.history import HistoryPoint, app_names, history
+from sparkscope.queries.history import HistoryPoint, app_names, history, suggest_names
 from sparkscope.web.filters import fmt_metric
 from sparkscope.web.params import parse_choice, text
 from sparkscope.web.request import app_link, get_session
@@ -30,6 +30,8 @@ def run_points(points: list[HistoryPoint], metric: str) -> list[RunPoint]:
             severity=severity_name(p.worst_severity),
             value=p.value,
             value_text=fmt_metric(p.value, m),
+            input_bytes=p.input_bytes,
+            executors=p.executors,
         )
         for p in points
     ]
@@ -37,16 +39,24 @@ def run_points(points: list[HistoryPoint], metric: str) -> list[RunPoint]:
 
 @bp.route("/history")
 def history_page() -> str:
-    """Name chooser with suggestions, the chart, and the runs as a table."""
+    """Name chooser with suggestions, the chart against the chosen x, and the runs as a table;
+    names like the one asked for when it has no run."""
     name = text(request.args, "name")
     server = text(request.args, "server", 200)
     metric = parse_choice(request.args, "metric", tuple(HISTORY_METRICS), "duration")
+    x = parse_choice(request.args, "x", tuple(HISTORY_X), "start")
     session = get_session()
     points = history(session, name, metric, server) if name else []
+    names = cached(
+        ("app_names", db_key(session)),
+        float(current_app.config.get("NAMES_CACHE_SECONDS", 60)),
+        lambda: app_names(session),
+    )
     figure = None
     if points:
         m = HISTORY_METRICS[metric]
-        figure = history_figure(run_points(points, metric), m.label, m.unit)
+        x_label, x_unit = HISTORY_X[x]
+        figure = history_figure(run_points(points, metric), m.label, m.unit, x, x_label, x_unit)
     return render_template(
         "history/index.html",
         name=name or "",
@@ -55,10 +65,9 @@ def history_page() -> str:
         metrics=HISTORY_METRICS,
         points=points,
         figure=figure,
+        x=x,
+        x_choices=HISTORY_X,
         band=history_band(session, name, server, app_link) if points and name else None,
-        names=cached(
-            ("app_names", db_key(session)),
-            float(current_app.config.get("NAMES_CACHE_SECONDS", 60)),
-            lambda: app_names(session),
-        ),
+        names=names,
+        suggestions=suggest_names(session, name, names) if name and not points else [],
     )

@@ -77,6 +77,7 @@ def test_api_compare(client: FlaskClient) -> None:
         "left": None,
         "right": "severe",
         "one_sided": True,
+        "change": "gained",
     }
     assert client.get("/api/compare?left=app-001").status_code == 400
     assert "'right'" in client.get("/api/compare?left=app-001").get_json()["message"]

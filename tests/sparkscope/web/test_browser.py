@@ -61,8 +61,12 @@ def test_search_open_compare_history_click(browser, base_url: str) -> None:  # t
     # Compare with the previous run.
     page.click("#compare-previous")
     page.wait_for_url("**/compare?*")
-    assert page.locator("#compare-metrics").is_visible()
+    assert page.locator("#compare-config").is_visible()
+    assert page.locator("#compare-stages tr.stage-pair").count() == 3
     assert page.locator("#compare-findings tr.one-sided").count() >= 1
+    assert not page.locator("#compare-metrics").is_visible()  # folded below the stages
+    page.click("#compare-metrics-section summary")
+    assert page.locator("#compare-metrics").is_visible()
     page.screenshot(path=str(SHOTS / "3-compare.png"), full_page=True)
 
     # History of the name; click a point and land on that run.

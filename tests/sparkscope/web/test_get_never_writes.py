@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -134,6 +135,11 @@ def _urls(app: Flask, engine: Engine) -> list[str]:
             {"left": left[0], "right": right[0], "left_server": left[2], "right_server": right[2]}
         )
         urls += [f"/compare?{query}", f"/api/compare?{query}"]
+        picker = urlencode({"left": left[0], "left_server": left[2]})
+        urls += [f"/compare?{picker}"]
+    for x in ("start", "input", "executors"):
+        urls += [f"/history?{urlencode({'name': apps[-1].name, 'x': x})}"]
+    urls += [f"/history?{urlencode({'name': apps[-1].name[:-2] + 'zz'})}"]
     # Errors: unknown, ambiguous (two servers), missing parameters.
     urls += ["/apps/nope", "/api/apps/nope", "/apps/app-dup", "/api/apps/app-dup"]
     urls += ["/api/compare?left=app-001", "/api/history", "/compare?left=nope&right=app-001"]
@@ -214,6 +220,12 @@ def _wal_records_on_our_tables(local: Engine, admin: Engine, start: str, end: st
         ours = {int(n) for (n,) in conn.execute(text(OUR_FILENODES)) if n is not None}
     with admin.connect() as conn:
         conn.execute(text("CREATE EXTENSION IF NOT EXISTS pg_walinspect"))
+        # pg_walinspect reads only WAL already flushed; on a busy shared server the WAL writer
+        # may not have flushed up to ``end`` yet (other databases' asynchronous commits).
+        flushed = text("SELECT pg_current_wal_flush_lsn() >= CAST(:b AS pg_lsn)")
+        deadline = time.monotonic() + 60
+        while not conn.execute(flushed, {"b": end}).scalar_one() and time.monotonic() < deadline:
+            time.sleep(0.2)
         rows = conn.execute(
             text(
                 "SELECT resource_manager, record_type, block_ref "

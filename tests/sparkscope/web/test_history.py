@@ -57,7 +57,7 @@ def test_history_escapes_json_in_script_block(client: FlaskClient) -> None:
 def test_history_without_name_and_unknown_name(client: FlaskClient) -> None:
     assert client.get("/history").status_code == 200
     html = client.get("/history?name=never ran").get_data(as_text=True)
-    assert "No run named" in html and "history-figure" not in html
+    assert "No runs named" in html and "history-figure" not in html
 
 
 def test_history_figure_is_plain_data() -> None:
@@ -112,3 +112,40 @@ def test_history_figure_dates_match_strftime_and_keep_runs_of_the_same_start() -
     line = fig["data"][0]
     assert line["x"] == expected and len(line["y"]) == len(starts)
     assert expected[1] == "2023-11-14 22:15:23.456"
+
+
+def test_history_against_input_and_executors(client: FlaskClient) -> None:
+    fig = figure_of(client.get("/history?name=daily_sales_etl&x=input").get_data(as_text=True))
+    assert fig["layout"]["title"]["text"] == "Duration by input size"
+    assert fig["layout"]["xaxis"]["title"]["text"].startswith("input size (")
+    assert "type" not in fig["layout"]["xaxis"]  # a number axis, not dates
+    markers = [t for t in fig["data"] if t.get("mode") == "markers"]
+    assert all("<br>input size: %{x:,.3~f} " in t["hovertemplate"] for t in markers)
+    api = client.get("/api/history?name=daily_sales_etl").get_json()["runs"]
+    scale = {"KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "TiB": 1024**4}[
+        fig["layout"]["xaxis"]["title"]["text"].split("(")[1].rstrip(")")
+    ]
+    xs = sorted(x for t in fig["data"] for x in t["x"])
+    assert xs == sorted(r["input_bytes"] / scale for r in api)
+    ex = figure_of(client.get("/history?name=daily_sales_etl&x=executors").get_data(as_text=True))
+    assert ex["layout"]["title"]["text"] == "Duration by executors"
+    assert sorted(x for t in ex["data"] for x in t["x"]) == sorted(r["executors"] for r in api)
+    by_time = figure_of(client.get("/history?name=daily_sales_etl").get_data(as_text=True))
+    assert by_time["layout"]["xaxis"]["type"] == "date"
+    assert by_time["layout"]["title"]["text"] == "Duration by start time"
+    resp = client.get("/history?name=daily_sales_etl&x=size")
+    assert resp.status_code == 400
+    assert "invalid parameter &#39;x&#39;" in resp.get_data(as_text=True)
+
+
+def test_history_suggests_names_for_an_unknown_one(client: FlaskClient) -> None:
+    html = client.get("/history?name=DAILY_sales").get_data(as_text=True)
+    assert "No runs named “DAILY_sales”" in html
+    links = re.findall(r'<a class="suggestion" href="([^"]+)">([^<]+)</a>', html)
+    assert [t for _h, t in links] == ["daily_sales_etl"]
+    assert links[0][0] == "/history?name=daily_sales_etl&amp;metric=duration&amp;x=start"
+    misspelt = client.get("/history?name=retreid+job").get_data(as_text=True)
+    assert re.findall(r'<a class="suggestion"[^>]*>([^<]+)</a>', misspelt) == ["retried job"]
+    hostile = client.get("/history?name=%3Cscript%3E").get_data(as_text=True)
+    assert "<script>alert(1)</script>" not in hostile
+    assert ">&lt;script&gt;alert(1)&lt;/script&gt;</a>" in hostile
