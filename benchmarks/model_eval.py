@@ -1,9 +1,11 @@
 """The figures of docs/dev/models.md: every prediction form compared, per regime, per evaluation.
 
-    python -m benchmarks.model_eval [--keys 60] [--seed 7] [--only adopted,...]
+    python -m benchmarks.model_eval [--keys 60] [--seed 7] [--iter-keys 30] [--only adopted,...]
+        [--no-corpora]
 
 Evaluations: the synthetic fleet of ``benchmarks.synthetic_keys`` (``--keys`` keys drawn from
-``--seed``; the forms are chosen on it) and the three recorded corpora (demo/recurring-events,
+``--seed``; the forms are chosen on it), its iterative keys whose iteration count grows beyond
+the range (``--iter-keys``, from seed ``--seed`` + 4; also chosen on) and the three recorded corpora (demo/recurring-events,
 demo/scaling-events, demo/iterative-events, fetched into a throwaway SQLite file; reported, not
 chosen on). Per evaluation: the rolling origin overall and per regime (interpolation,
 extrapolation, new key) and the forward-in-size split, each as MAPE / coverage of the 80%
@@ -99,16 +101,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--keys", type=int, default=60)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--iter-keys", type=int, default=30)
     parser.add_argument("--only", default="", help="Comma-separated form names.")
+    parser.add_argument("--no-corpora", action="store_true", help="The synthetic fleets only.")
     args = parser.parse_args(argv)
-    from benchmarks.synthetic_keys import keys
+    from benchmarks.synthetic_keys import iteration_fleet, keys
 
     wanted = [f for f in args.only.split(",") if f] or list(FORMS)
     evaluations: dict[str, tuple[list[Run], bool]] = {
         f"synthetic ({args.keys} keys)": (keys(args.keys, args.seed), False)
     }
+    if args.iter_keys:
+        rounds = [r for runs, _law in iteration_fleet(args.iter_keys, args.seed + 4) for r in runs]
+        evaluations[f"synthetic iterations ({args.iter_keys} keys)"] = (rounds, False)
     with tempfile.TemporaryDirectory() as tmp:
-        for name in CORPORA:
+        for name in () if args.no_corpora else CORPORA:
             evaluations[name] = (corpus_runs(ROOT / "demo" / name, Path(tmp)), True)
     columns = ("overall", "interpolation", "extrapolation", "new_key", "forward")
     for form in wanted:
