@@ -47,11 +47,15 @@ FORMS: dict[str, dict[str, Any]] = {
     "no envelope": {"envelope": ""},
     "no envelope, not normalised": {"envelope": "", "normalise": False},
     "challengers on all regimes": {"regime_select": False},
+    "no rounds' terms": {"rounds": ""},
+    "rounds: prior only": {"rounds": "prior"},
+    "rounds: first only": {"rounds": "first"},
     "none of these": {
         "work_default": "",
         "envelope": "",
         "normalise": False,
         "regime_select": False,
+        "rounds": "",
     },
 }
 
