@@ -50,12 +50,20 @@ FORMS: dict[str, dict[str, Any]] = {
     "no rounds' terms": {"rounds": ""},
     "rounds: prior only": {"rounds": "prior"},
     "rounds: first only": {"rounds": "first"},
+    "class model serves keys of 1-3 runs": {"class_serves_new": True},
+    "class model anchored on the key's runs": {"class_serves_new": True, "anchored": True},
+    "own first-principle prior before the class model": {
+        "class_serves_new": True,
+        "own_prior": True,
+    },
+    "anchored and own prior": {"class_serves_new": True, "anchored": True, "own_prior": True},
     "none of these": {
         "work_default": "",
         "envelope": "",
         "normalise": False,
         "regime_select": False,
         "rounds": "",
+        "class_serves_new": True,
     },
 }
 
@@ -108,16 +116,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iter-keys", type=int, default=30)
     parser.add_argument("--only", default="", help="Comma-separated form names.")
     parser.add_argument("--no-corpora", action="store_true", help="The synthetic fleets only.")
+    parser.add_argument(
+        "--class-aware-synthetic",
+        action="store_true",
+        help="The synthetic fleets with the class-aware model (the new keys' forms need it).",
+    )
     args = parser.parse_args(argv)
     from benchmarks.synthetic_keys import iteration_fleet, keys
 
     wanted = [f for f in args.only.split(",") if f] or list(FORMS)
     evaluations: dict[str, tuple[list[Run], bool]] = {
-        f"synthetic ({args.keys} keys)": (keys(args.keys, args.seed), False)
+        f"synthetic ({args.keys} keys)": (keys(args.keys, args.seed), args.class_aware_synthetic)
     }
     if args.iter_keys:
         rounds = [r for runs, _law in iteration_fleet(args.iter_keys, args.seed + 4) for r in runs]
-        evaluations[f"synthetic iterations ({args.iter_keys} keys)"] = (rounds, False)
+        label = f"synthetic iterations ({args.iter_keys} keys)"
+        evaluations[label] = (rounds, args.class_aware_synthetic)
     with tempfile.TemporaryDirectory() as tmp:
         for name in () if args.no_corpora else CORPORA:
             evaluations[name] = (corpus_runs(ROOT / "demo" / name, Path(tmp)), True)

@@ -53,6 +53,16 @@ class Options:
     regime_select: bool = True
     #: The rounds' terms of the work line (``workline.ROUNDS_FORMS``).
     rounds: str = "both"
+    #: A key with fewer than four runs is served by the class-aware model anchored on its own
+    #: runs (``rolling.anchored``) instead of the class-aware model alone.
+    anchored: bool = False
+    #: A key of two or three runs whose work line has a first-principle term (its slots' or its
+    #: rounds', see ``workline._few_runs``) is served by it rather than by the class-aware model.
+    own_prior: bool = False
+    #: A key with fewer than four runs is served by the class-aware model (plain or anchored);
+    #: when False, by its own runs' default line as every other key (the class-aware model
+    #: still competes as a challenger).
+    class_serves_new: bool = False
 
 
 OPTIONS = Options()

@@ -50,7 +50,10 @@ def basis(
     # The start-up is the run's own; the next run's is not known: the median of the latest five.
     latest[STARTUP] = float(np.median(Xt[-5:, STARTUP]))
     if model == WORK_MODEL:
-        line: dict[str, Any] = {"kind": WORK_MODEL, **workline.fit(Xt, yt, rounds=candidates.OPTIONS.rounds).to_json()}
+        line: dict[str, Any] = {
+            "kind": WORK_MODEL,
+            **workline.fit(Xt, yt, rounds=candidates.OPTIONS.rounds).to_json(),
+        }
     else:
         fit = LineFit(Xt, yt, SWITCH_ALPHA)
         line = {"kind": SLOT_MODEL if model == SLOT_MODEL else "io_line", **fit.to_json()}

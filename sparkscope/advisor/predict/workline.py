@@ -185,9 +185,7 @@ def _distinct(cand: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _few_runs(
-    X: Any, y: Any, work: Any, size_col: int | None, rounds: bool = False
-) -> WorkLine:
+def _few_runs(X: Any, y: Any, work: Any, size_col: int | None, rounds: bool = False) -> WorkLine:
     """Two or three runs: too few to choose terms. The one term a first principle gives, with a
     fixed part, if its cost comes out non-negative; else the median work:
 

@@ -16,8 +16,7 @@ from sparkscope.advisor.predict.features import NUMERIC
 from sparkscope.advisor.predict.regimes import classify
 
 IB, CORES, STARTUP, ITERS, ARG, JOBS = (
-    NUMERIC.index(n)
-    for n in ("input_bytes", "cores", "startup_ms", "iterations", "arg_0", "jobs")
+    NUMERIC.index(n) for n in ("input_bytes", "cores", "startup_ms", "iterations", "arg_0", "jobs")
 )
 
 
