@@ -8,10 +8,12 @@ argument changes).
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
-from sparkscope.advisor.predict import rolling, workline
+from sparkscope.advisor.predict import candidates, rolling, workline
 from sparkscope.advisor.predict.features import NUMERIC
 from sparkscope.advisor.predict.regimes import classify
 
@@ -90,3 +92,39 @@ def test_a_loop_whose_rounds_do_not_vary_gets_no_rounds_term() -> None:
     line = workline.fit(X, y, rounds="both")
     assert not {"iterations"} & set(line.terms)
     assert float(line.at(X[2:3])[0]) == pytest.approx(float(y[2]), rel=0.01)
+
+
+def _beyond_rounds(drawn: list) -> tuple[float, float, int]:
+    """(MAPE, coverage, runs) of the rolling origin over the runs furthest outside in rounds."""
+    from sparkscope.advisor.predict.backtest import run_backtest, scored_runs
+
+    results = run_backtest([r for runs, _law in drawn for r in runs], 0.8, False)
+    beyond = [
+        (y, p)
+        for y, p, _f in scored_runs(results.values(), 5)
+        if p.regime.feature == "iterations" and p.regime.side == "above"
+    ]
+    ape = [abs(p.expected - y) / y for y, p in beyond]
+    covered = sum(p.low <= y <= p.high for y, p in beyond) / max(1, len(beyond))
+    return sum(ape) / max(1, len(ape)), covered, len(beyond)
+
+
+def test_synthetic_keys_whose_rounds_grow_are_predicted_beyond_the_range(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from benchmarks.synthetic_keys import iteration_fleet
+
+    drawn = iteration_fleet(12, seed=5)
+    for runs, _law in drawn:  # the kind's premise: later runs have more rounds than any before
+        rounds = [r.vector[ITERS] for r in runs]
+        assert max(rounds[len(rounds) // 2 :]) > max(rounds[: len(rounds) // 4])
+    mape, covered, n = _beyond_rounds(drawn)
+    print(f"\n{n} runs beyond the rounds seen: MAPE {mape:.3f}, coverage {covered:.2f}")
+    assert n >= 30 and mape < 0.12
+    assert abs(covered - 0.8) <= 0.15
+    # Without the rounds' terms the same runs are predicted about as well on this draw (8.1%
+    # against 8.3%, docs/dev/models.md): the terms' gain is on the keys' first runs and is
+    # not asserted here.
+    monkeypatch.setattr(candidates, "OPTIONS", dataclasses.replace(candidates.OPTIONS, rounds=""))
+    mape_without, _c, n_without = _beyond_rounds(drawn)
+    assert n_without == n and mape_without < 0.12
