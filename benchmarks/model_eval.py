@@ -1,9 +1,11 @@
 """The figures of docs/dev/models.md: every prediction form compared, per regime, per evaluation.
 
-    python -m benchmarks.model_eval [--keys 60] [--seed 7] [--only adopted,...]
+    python -m benchmarks.model_eval [--keys 60] [--seed 7] [--iter-keys 30] [--only adopted,...]
+        [--no-corpora]
 
 Evaluations: the synthetic fleet of ``benchmarks.synthetic_keys`` (``--keys`` keys drawn from
-``--seed``; the forms are chosen on it) and the three recorded corpora (demo/recurring-events,
+``--seed``; the forms are chosen on it), its iterative keys whose iteration count grows beyond
+the range (``--iter-keys``, from seed ``--seed`` + 4; also chosen on) and the three recorded corpora (demo/recurring-events,
 demo/scaling-events, demo/iterative-events, fetched into a throwaway SQLite file; reported, not
 chosen on). Per evaluation: the rolling origin overall and per regime (interpolation,
 extrapolation, new key) and the forward-in-size split, each as MAPE / coverage of the 80%
@@ -45,11 +47,23 @@ FORMS: dict[str, dict[str, Any]] = {
     "no envelope": {"envelope": ""},
     "no envelope, not normalised": {"envelope": "", "normalise": False},
     "challengers on all regimes": {"regime_select": False},
+    "no rounds' terms": {"rounds": ""},
+    "rounds: prior only": {"rounds": "prior"},
+    "rounds: first only": {"rounds": "first"},
+    "class model serves keys of 1-3 runs": {"class_serves_new": True},
+    "class model anchored on the key's runs": {"class_serves_new": True, "anchored": True},
+    "own first-principle prior before the class model": {
+        "class_serves_new": True,
+        "own_prior": True,
+    },
+    "anchored and own prior": {"class_serves_new": True, "anchored": True, "own_prior": True},
     "none of these": {
         "work_default": "",
         "envelope": "",
         "normalise": False,
         "regime_select": False,
+        "rounds": "",
+        "class_serves_new": True,
     },
 }
 
@@ -99,16 +113,27 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--keys", type=int, default=60)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--iter-keys", type=int, default=30)
     parser.add_argument("--only", default="", help="Comma-separated form names.")
+    parser.add_argument("--no-corpora", action="store_true", help="The synthetic fleets only.")
+    parser.add_argument(
+        "--class-aware-synthetic",
+        action="store_true",
+        help="The synthetic fleets with the class-aware model (the new keys' forms need it).",
+    )
     args = parser.parse_args(argv)
-    from benchmarks.synthetic_keys import keys
+    from benchmarks.synthetic_keys import iteration_fleet, keys
 
     wanted = [f for f in args.only.split(",") if f] or list(FORMS)
     evaluations: dict[str, tuple[list[Run], bool]] = {
-        f"synthetic ({args.keys} keys)": (keys(args.keys, args.seed), False)
+        f"synthetic ({args.keys} keys)": (keys(args.keys, args.seed), args.class_aware_synthetic)
     }
+    if args.iter_keys:
+        rounds = [r for runs, _law in iteration_fleet(args.iter_keys, args.seed + 4) for r in runs]
+        label = f"synthetic iterations ({args.iter_keys} keys)"
+        evaluations[label] = (rounds, args.class_aware_synthetic)
     with tempfile.TemporaryDirectory() as tmp:
-        for name in CORPORA:
+        for name in () if args.no_corpora else CORPORA:
             evaluations[name] = (corpus_runs(ROOT / "demo" / name, Path(tmp)), True)
     columns = ("overall", "interpolation", "extrapolation", "new_key", "forward")
     for form in wanted:

@@ -15,6 +15,14 @@ key has them, times log-normal noise. The variable cost follows one of four laws
 
 Sizes grow over a key's runs (a trend with day-to-day noise), so a rolling origin extrapolates as
 far as the trend takes it; :func:`keys` draws a fleet of such keys from one seed.
+
+:func:`iteration_fleet` draws iterative keys only, whose iteration count (the ``--iters`` argument
+of a loop that submits the same jobs once per round) grows over the key's runs, independently of
+the input, so that later runs go beyond every iteration count seen: the regime where an
+application's work must be extrapolated in rounds rather than in bytes. Half of them change
+their task slots between runs from the first one on. It was written from that principle (work =
+fixed + rounds x cost of a round, the round's cost a pass over the data), before any form was
+measured on it.
 """
 
 from __future__ import annotations
@@ -108,8 +116,11 @@ def key_runs(
     partitioned: bool | None = None,
     noise: float | None = None,
     growth: float | None = None,
+    iteration_growth: float | None = None,
 ) -> tuple[list[Run], Law]:
-    """The runs of one synthetic key (start order) and its law; unset options are drawn."""
+    """The runs of one synthetic key (start order) and its law; unset options are drawn.
+    ``iteration_growth``: the iteration count grows by this factor over the runs (from 3-5
+    rounds, one round either way from day to day) instead of being drawn from 3-12 each run."""
     kind = kind or rng.choice(LAWS)
     slots_vary = rng.random() < 0.5 if slots_vary is None else slots_vary
     iterative = rng.random() < 0.25 if iterative is None else iterative
@@ -120,13 +131,18 @@ def key_runs(
     law = draw_law(rng, base, kind, slots_vary, iterative, partitioned)
     slot_choices = rng.choice(((1, 2), (2, 4, 8), (4, 8, 16, 32))) if slots_vary else None
     fixed_slots = rng.choice((1, 2, 8, 16))
+    first_rounds = rng.randint(3, 5) if iteration_growth else 0
     runs = []
     start0 = 1_800_000_000_000 + rng.randrange(1000) * DAY_MS
     for i in range(n):
         trend = 0.5 * grow ** (i / max(1, n - 1))  # from half the base to ``grow`` / 2 times it
         s = base * trend * math.exp(rng.gauss(0, 0.12)) * (0.7 if i % 7 in (5, 6) else 1.0)
         slots = float(rng.choice(slot_choices)) if slot_choices else float(fixed_slots)
-        iters = float(rng.randint(3, 12)) if iterative else 0.0
+        if iterative and iteration_growth:
+            trend_rounds = first_rounds * iteration_growth ** (i / max(1, n - 1))
+            iters = float(max(2, round(trend_rounds) + rng.randint(-1, 1)))
+        else:
+            iters = float(rng.randint(3, 12)) if iterative else 0.0
         partitions = float(rng.choice((8, 16, 64))) if partitioned else 200.0
         stages = 4.0 + 2 * iters
         tasks = stages * (partitions if partitioned else 10.0) + max(1.0, s / 128e6)
@@ -163,3 +179,26 @@ def fleet(
     """``count`` keys: their runs and laws, every option drawn per key."""
     rng = random.Random(seed)
     return [key_runs(rng, f"synthetic-{k}", rng.randint(*n_range)) for k in range(count)]
+
+
+def iteration_fleet(
+    count: int, seed: int = 11, n_range: tuple[int, int] = (12, 24)
+) -> list[tuple[list[Run], Law]]:
+    """``count`` iterative keys whose iteration count grows 2-4x over their runs (see the module
+    docstring); the input grows up to 2x, the law and the rest drawn per key."""
+    rng = random.Random(seed)
+    out = []
+    for k in range(count):
+        n = rng.randint(*n_range)
+        out.append(
+            key_runs(
+                rng,
+                f"synthetic-iterative-{k}",
+                n,
+                iterative=True,
+                slots_vary=k % 2 == 1,
+                growth=rng.uniform(1.0, 2.0),
+                iteration_growth=rng.uniform(2.0, 4.0),
+            )
+        )
+    return out

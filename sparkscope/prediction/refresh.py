@@ -171,6 +171,10 @@ def _refresh_key(
             points.append(r.point)
             continue
         extra = {"class_gbdt": float(extras[i])} if i in extras else None
+        class_train = None
+        anchor = rolling.anchor_runs(ok, i) if extra is not None else None
+        if anchor is not None and model is not None:
+            class_train = list(model.predict(X[anchor]))  # a new key's few runs anchor it
         p = rolling.predict_run(
             X,
             y,
@@ -183,6 +187,7 @@ def _refresh_key(
             fpool,
             extra,
             prediction_config.min_history,
+            class_train,
         )
         points.append(p)
         f = rolling.forecast_interval(p, points, y, ok, i, prediction_config.level, fpool)

@@ -78,21 +78,28 @@ def run_backtest(
     seen_y: list[float] = []
     fitted_on = 0
     class_pred: Any = None
+    class_model: Any = None
     all_X: Any = np.array([arrays[key][0][i] for _s, key, i in order]) if order else None
     for g, (_start, key, i) in enumerate(order):
         X, y, ok, t = arrays[key]
         res = results[key]
         if class_aware and len(seen_y) >= max(classaware.MIN_TRAIN, fitted_on * REFIT_GROWTH):
-            model = classaware.fit(np.array(seen_X), np.array(seen_y))
+            class_model = classaware.fit(np.array(seen_X), np.array(seen_y))
             fitted_on = len(seen_y)
             # Until the next refit every later run is predicted by this fit: all at once.
-            class_pred = None if model is None else np.full(len(order), np.nan)
-            if model is not None:
-                class_pred[g:] = model.predict(all_X[g:])
+            class_pred = None if class_model is None else np.full(len(order), np.nan)
+            if class_model is not None:
+                class_pred[g:] = class_model.predict(all_X[g:])
         extra = None
+        class_train = None
         if class_pred is not None:
             extra = {"class_gbdt": float(class_pred[g])}
-        p = rolling.predict_run(X, y, ok, t, i, res.points, level, pool, fpool, extra, min_history)
+            anchor = rolling.anchor_runs(ok, i)
+            if anchor is not None:
+                class_train = list(class_model.predict(X[anchor]))
+        p = rolling.predict_run(
+            X, y, ok, t, i, res.points, level, pool, fpool, extra, min_history, class_train
+        )
         res.points[i] = p
         res.forecasts[i] = rolling.forecast_interval(p, res.points, y, ok, i, level, fpool)
         if ok[i]:

@@ -51,6 +51,18 @@ class Options:
     normalise: bool = True
     #: Challengers are judged on the earlier runs of the same regime only.
     regime_select: bool = True
+    #: The rounds' terms of the work line (``workline.ROUNDS_FORMS``).
+    rounds: str = "both"
+    #: A key with fewer than four runs is served by the class-aware model anchored on its own
+    #: runs (``rolling.anchored``) instead of the class-aware model alone.
+    anchored: bool = False
+    #: A key of two or three runs whose work line has a first-principle term (its slots' or its
+    #: rounds', see ``workline._few_runs``) is served by it rather than by the class-aware model.
+    own_prior: bool = False
+    #: A key with fewer than four runs is served by the class-aware model (plain or anchored);
+    #: when False, by its own runs' default line as every other key (the class-aware model
+    #: still competes as a challenger).
+    class_serves_new: bool = False
 
 
 OPTIONS = Options()
@@ -73,7 +85,7 @@ def line_candidates(Xt: Any, yt: Any, x: Any, alpha: float, options: Options = O
     import numpy as np
 
     fit = LineFit(Xt, yt, alpha)
-    work = workline.fit(Xt, yt)
+    work = workline.fit(Xt, yt, rounds=options.rounds)
     evaluators = {
         IO_MODEL: lambda R: fit.at(R)[0],
         SLOT_MODEL: lambda R: fit.at(R)[1],
@@ -174,7 +186,7 @@ def _split_choice(Xt: Any, yt: Any, x: Any, name: str, alpha: float) -> str:
     Xa, ya = Xt[train], yt[train]
     f: Callable[[Any], Any]
     if name == WORK_MODEL:
-        f = workline.fit(Xa, ya).at
+        f = workline.fit(Xa, ya, rounds=OPTIONS.rounds).at
     else:
         half = LineFit(Xa, ya, alpha)
         pick = 1 if name == SLOT_MODEL else 0
@@ -202,7 +214,7 @@ def nested_loo(Xt: Any, yt: Any, name: str) -> float:
         keep = np.arange(n) != j
         X, y = Xt[keep], yt[keep]
         if name == WORK_MODEL:
-            v = float(workline.fit(X, y).at(Xt[j])[0])
+            v = float(workline.fit(X, y, rounds=OPTIONS.rounds).at(Xt[j])[0])
         else:
             io, slot = LineFit(X, y, SWITCH_ALPHA).at(Xt[j])
             v = float(slot[0] if name == SLOT_MODEL else io[0])

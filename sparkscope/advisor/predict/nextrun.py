@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sparkscope.advisor import conformal
-from sparkscope.advisor.predict import workline
+from sparkscope.advisor.predict import candidates, workline
 from sparkscope.advisor.predict.baselines import LineFit
 from sparkscope.advisor.predict.candidates import SLOT_MODEL, WORK_MODEL
 from sparkscope.advisor.predict.extrapolate import scaled
@@ -50,7 +50,10 @@ def basis(
     # The start-up is the run's own; the next run's is not known: the median of the latest five.
     latest[STARTUP] = float(np.median(Xt[-5:, STARTUP]))
     if model == WORK_MODEL:
-        line: dict[str, Any] = {"kind": WORK_MODEL, **workline.fit(Xt, yt).to_json()}
+        line: dict[str, Any] = {
+            "kind": WORK_MODEL,
+            **workline.fit(Xt, yt, rounds=candidates.OPTIONS.rounds).to_json(),
+        }
     else:
         fit = LineFit(Xt, yt, SWITCH_ALPHA)
         line = {"kind": SLOT_MODEL if model == SLOT_MODEL else "io_line", **fit.to_json()}

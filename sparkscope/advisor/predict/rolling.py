@@ -42,6 +42,7 @@ WINDOW = 200
 RESIDUAL_RUNS = 60
 DEFAULT_FORECAST = "size_trend"
 CLASS_MODEL = "class_gbdt"
+ANCHORED_MODEL = "class_anchored"
 #: Below this many training runs a key's own lines are not fitted (see baselines).
 FEW_RUNS = 4
 #: Below this many training runs a key is new (the default of ``predictions.min_history``).
@@ -134,7 +135,7 @@ def _recent(
     return out
 
 
-def _training(ok: Any, i: int) -> Any:
+def training_runs(ok: Any, i: int) -> Any:
     """Indices of the training runs of run ``i``: the successful ones among the ``WINDOW`` before
     it."""
     import numpy as np
@@ -155,12 +156,15 @@ def predict_run(
     pooled_forecast: Sequence[float] = (),
     extra: Mapping[str, float] | None = None,
     min_history: int = NEW_KEY_RUNS,
+    class_train: Sequence[float] | None = None,
 ) -> PredictedRun:
     """Predict run ``i`` (and forecast it as the next run) from the runs before it; a key with
     fewer than ``min_history`` training runs is in the new-key regime. ``pooled``: other runs'
     log residuals, each divided by its run's difficulty (the conformal fallback), per regime
-    (see ``pool_for``)."""
-    idx = _training(ok, i)
+    (see ``pool_for``). ``class_train``: the class-aware model's durations of the training runs
+    (``training_runs(ok, i)``, same order), which anchor it on the key's own runs (see
+    ``anchored``)."""
+    idx = training_runs(ok, i)
     point = PredictedRun(predictions={}, n_train=len(idx))
     if len(idx) == 0:
         return point
@@ -176,6 +180,9 @@ def predict_run(
         point.predictions[name] = fn(Xt, yt, x)
     if extra:
         point.predictions.update({k: v for k, v in extra.items() if v and v > 0})
+    value = anchored(point.predictions.get(CLASS_MODEL), yt, class_train)
+    if value is not None:
+        point.predictions[ANCHORED_MODEL] = value
     point.forecasts = forecast.candidates(Xt, yt, t[idx])
     recent = _recent(points, y, ok, i, RESIDUAL_RUNS, False)
     # The lines' record: the key's earlier runs past its first ones (lines of two runs say
@@ -191,6 +198,35 @@ def predict_run(
     return point
 
 
+def anchored(at_run: float | None, yt: Any, class_train: Sequence[float] | None) -> float | None:
+    """The class-aware model anchored on the key's own runs: its duration for the run times the
+    geometric mean of (actual / its duration) over the key's training runs. The key's own runs
+    tell its level (what its work costs on its servers), which similar runs of other keys
+    cannot; the class model tells how the duration moves with the size and the slots between
+    those runs and this one, which one or two runs of its own cannot. None without both."""
+    if at_run is None or at_run <= 0 or class_train is None or len(class_train) != len(yt):
+        return None
+    logs = [
+        math.log(float(a) / float(c))
+        for a, c in zip(yt, class_train, strict=True)
+        if a > 0 and c > 0
+    ]
+    if not logs or len(logs) != len(yt):
+        return None
+    return at_run * math.exp(sum(logs) / len(logs))
+
+
+def anchor_runs(ok: Any, i: int) -> Any:
+    """The training runs of run ``i`` whose class-aware durations ``predict_run`` needs as
+    ``class_train`` (a new key's few runs, when the form anchors the class-aware model on
+    them); None when it needs none."""
+    options = candidates.OPTIONS
+    if not (options.anchored and options.class_serves_new):
+        return None
+    idx = training_runs(ok, i)
+    return idx if 0 < len(idx) < FEW_RUNS else None
+
+
 def _serve(
     point: PredictedRun,
     recent: Sequence[EarlierRun],
@@ -203,9 +239,14 @@ def _serve(
     if options.regime_select and point.regime.kind != NEW_KEY:
         same = [s for s in recent if s.kind == point.regime.kind]
     model = choose(list(point.predictions), [s.errors for s in same], default)
-    if model is None and point.n_train < FEW_RUNS and CLASS_MODEL in point.predictions:
-        # Too little history of its own for a line: what runs like it took, across keys.
+    prior = options.own_prior and default == candidates.WORK_MODEL  # its slots' or rounds' term
+    few = point.n_train < FEW_RUNS and options.class_serves_new
+    if model is None and few and CLASS_MODEL in point.predictions and not prior:
+        # Too little history of its own for a line: what runs like it took, across keys
+        # (anchored on its own runs, with ``Options.anchored``).
         model = CLASS_MODEL
+        if options.anchored and ANCHORED_MODEL in point.predictions:
+            model = ANCHORED_MODEL
     if model is None:
         model = default if default in point.predictions else next(iter(point.predictions))
     point.model = model
@@ -298,7 +339,7 @@ def next_forecast(
 ) -> tuple[float, float, float, str] | None:
     """(expected, low, high, model) for the run after the last one of ``X``."""
     n = len(y)
-    idx = _training(ok, n)
+    idx = training_runs(ok, n)
     if len(idx) == 0:
         return None
     point = PredictedRun(predictions={}, forecasts=forecast.candidates(X[idx], y[idx], t[idx]))
@@ -320,7 +361,7 @@ def next_basis(
     (:func:`sparkscope.advisor.predict.nextrun.basis`): the line that served the latest run (the
     I/O line when another model did) and its residuals."""
     n = len(y)
-    idx = _training(ok, n)
+    idx = training_runs(ok, n)
     if len(idx) == 0:
         return None
     last = next((p for p in reversed(points) if p is not None and p.model), None)

@@ -185,36 +185,69 @@ def _distinct(cand: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _few_runs(X: Any, y: Any, work: Any, size_col: int | None) -> WorkLine:
-    """Two or three runs: too few to choose terms. When their task slots differ, the one term
-    a first principle gives: the work spread over the slots (Ernest's scale / machines, with a
-    fixed part), if its cost comes out non-negative; else the median work."""
+def _few_runs(X: Any, y: Any, work: Any, size_col: int | None, rounds: bool = False) -> WorkLine:
+    """Two or three runs: too few to choose terms. The one term a first principle gives, with a
+    fixed part, if its cost comes out non-negative; else the median work:
+
+    - with ``rounds``, when their iteration counts differ: the rounds (a loop that submits the
+      same jobs once per round does work proportional to their count), each a pass over the
+      data (``iteration_size``; ``iterations`` when no size is measured);
+    - else when their task slots differ: the work spread over the slots (Ernest's scale /
+      machines)."""
     import numpy as np
 
     median = WorkLine(median_work=float(np.median(work)), y_min=float(y.min()))
-    if len(y) < 2 or size_col is None or not _varies(X[:, SLOTS]):
+    if len(y) < 2:
         return median
-    per_slot = np.maximum(X[:, size_col], 0.0) / np.maximum(X[:, SLOTS], 1.0)
-    A = np.column_stack([np.ones(len(y)), per_slot])
+    cols = columns(X, size_col, 1.0)
+    term = ""
+    if rounds and X[:, ITERATIONS].min() > 0 and _varies(X[:, ITERATIONS]):
+        term = "iteration_size" if "iteration_size" in cols else "iterations"
+    elif size_col is not None and _varies(X[:, SLOTS]):
+        term = "size_per_slot"
+    if not term:
+        return median
+    A = np.column_stack([np.ones(len(y)), cols[term]])
     w, *_ = np.linalg.lstsq(A, work, rcond=None)
     if w[1] < 0 or w[0] < 0:
         return median
-    line = WorkLine(["size_per_slot"], [float(w[1])], float(w[0]), 1.0, size_col)
+    line = WorkLine([term], [float(w[1])], float(w[0]), 1.0, size_col)
     line.y_min = float(y.min())
     return line
 
 
-def fit(X: Any, y: Any, sublinear: bool = True) -> WorkLine:
-    """The work line of the training runs ``X``, ``y`` (see the module docstring)."""
+#: The forms of the rounds' terms (see ``fit``): "" none, "prior" (two or three runs), "first"
+#: (the rounds enter the line first), "both".
+ROUNDS_FORMS = ("", "prior", "first", "both")
+
+
+def fit(X: Any, y: Any, sublinear: bool = True, rounds: str = "") -> WorkLine:
+    """The work line of the training runs ``X``, ``y`` (see the module docstring). ``rounds``
+    (one of ``ROUNDS_FORMS``): with "prior" or "both", two or three runs whose iteration counts
+    differ get the rounds' term (``_few_runs``); with "first" or "both", when the iteration
+    count varies the rounds enter the line before any other term (the one of ``iterations`` and
+    ``iteration_size`` with the lower PRESS and a non-negative cost), whether or not it lowers
+    the PRESS: the work of a loop grows with its rounds, which the forward selection would
+    otherwise have to find among correlated sizes."""
 
     work = y - X[:, STARTUP]
     n = len(y)
     size_col = _size_col(X)
     if n < FIT_RUNS:
-        return _few_runs(X, y, work, size_col)
+        return _few_runs(X, y, work, size_col, rounds in ("prior", "both"))
     design = _Design(_distinct(columns(X, size_col, 1.0)), work, y)
     chosen: list[str] = []
     w, press = design.ols(chosen)
+    if rounds in ("first", "both"):
+        seeded = []
+        for k in ("iterations", "iteration_size"):
+            if k in design.names:
+                wk, pk = design.ols([k])
+                if not (wk[1:] < 0).any() and pk < math.inf:
+                    seeded.append((pk, k, wk))
+        if seeded:
+            press, k, w = min(seeded, key=lambda t: t[0])
+            chosen.append(k)
     while n - len(chosen) - 2 >= 1:
         best: tuple[float, str, Any] | None = None
         for k in design.names:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from datetime import date
 
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 from sparkscope.advisor import conformal
-from sparkscope.advisor.predict import baselines, forecast, knn, rolling, verdict
+from sparkscope.advisor.predict import baselines, candidates, forecast, knn, rolling, verdict
 from sparkscope.advisor.predict.features import NUMERIC, RunFeatures, command_args, recurring_key
 from sparkscope.advisor.predict.selection import choose
 
@@ -227,12 +228,40 @@ def test_class_aware_learns_each_workload_class_across_keys() -> None:
     assert classaware.fit(X[:10], y[:10]) is None  # too few runs: no model
 
 
-def test_a_key_with_little_history_is_served_by_the_class_aware_model() -> None:
+def test_a_key_with_little_history_is_served_by_its_own_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     X, y, ok, t = series(3)
     p = rolling.predict_run(X, y, ok, t, 2, [None, None], 0.8, extra={"class_gbdt": 9999.0})
-    assert p.n_train == 2 and p.model == "class_gbdt" and p.expected == 9999.0
+    assert p.n_train == 2 and p.model == "io_line" and p.predictions["class_gbdt"] == 9999.0
+    assert p.expected == pytest.approx(p.predictions["io_line"]) and p.expected != 9999.0
+    # The compared form: the class-aware model serves keys of fewer than four runs ...
+    served = dataclasses.replace(candidates.OPTIONS, class_serves_new=True)
+    monkeypatch.setattr(candidates, "OPTIONS", served)
+    p = rolling.predict_run(X, y, ok, t, 2, [None, None], 0.8, extra={"class_gbdt": 9999.0})
+    assert p.model == "class_gbdt" and p.expected == 9999.0
+    # ... or, anchored, at the level of the key's own runs: it predicted them at half their
+    # durations, so the run gets twice its value.
+    monkeypatch.setattr(candidates, "OPTIONS", dataclasses.replace(served, anchored=True))
+    assert rolling.anchor_runs(ok, 2) is not None and list(rolling.anchor_runs(ok, 2)) == [0, 1]
+    half = [float(v) / 2 for v in y[:2]]
+    p = rolling.predict_run(
+        X, y, ok, t, 2, [None, None], 0.8, extra={"class_gbdt": 9999.0}, class_train=half
+    )
+    assert p.model == "class_anchored" and p.expected == pytest.approx(2 * 9999.0)
     p = rolling.predict_run(X, y, ok, t, 2, [None, None], 0.8)
     assert p.model == "io_line"
+
+
+def test_the_anchor_is_the_geometric_mean_of_the_own_runs_ratios() -> None:
+    # The class model predicted 10 s and 40 s for runs that took 20 s and 20 s: ratios 2 and
+    # 0.5, geometric mean 1.
+    assert rolling.anchored(30_000.0, np.array([20_000.0, 20_000.0]), [10_000.0, 40_000.0]) == (
+        pytest.approx(30_000.0)
+    )
+    assert rolling.anchored(30_000.0, np.array([20_000.0]), [10_000.0]) == pytest.approx(60_000.0)
+    assert rolling.anchored(None, np.array([1.0]), [1.0]) is None
+    assert rolling.anchored(5.0, np.array([1.0, 2.0]), [1.0]) is None  # not one per run
 
 
 def test_a_challenger_replaces_the_default_only_when_significant_among_all_candidates() -> None:
