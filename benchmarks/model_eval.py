@@ -48,7 +48,7 @@ FORMS: dict[str, dict[str, Any]] = {
     "no envelope, not normalised": {"envelope": "", "normalise": False},
     "challengers on all regimes": {"regime_select": False},
     "no rounds' terms": {"rounds": ""},
-    "rounds: prior only": {"rounds": "prior"},
+    "rounds: prior and first": {"rounds": "both"},
     "rounds: first only": {"rounds": "first"},
     "class model serves keys of 1-3 runs": {"class_serves_new": True},
     "class model anchored on the key's runs": {"class_serves_new": True, "anchored": True},
