@@ -10,7 +10,8 @@
    differ (tests.support.stores; 0 expected, the listed known columns left out).
 2. Memory: N clones of the smallest spark-events log (distinct application ids, zstd rolling
    folders) generated in a temporary folder and fetched by `sparkscope fetch --event-logs` in a
-   process of its own; prints apps/s and that process's peak RSS.
+   process of its own; prints apps/s, its CPU per application and its peak RSS (the predictions
+   step included: the clones are N runs of one recurring key).
 
     python -m benchmarks.eventlog_bench [--clones 10000] [--port 18094] [--corpora a,b]
 """
@@ -220,10 +221,14 @@ def clones(shared: Path, n: int, threads: int) -> None:
             text=True,
         )
         wall = time.perf_counter() - started
-        rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        rss_mb, cpu = usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
         summary = [ln for ln in proc.stdout.splitlines() if "seen" in ln]
         print(f"{n} clones of {base.name} generated in {made:.0f} s")
-        print(f"fetch --event-logs: exit {proc.returncode}, {wall:.0f} s ({n / wall:.1f} apps/s)")
+        print(
+            f"fetch --event-logs: exit {proc.returncode}, {wall:.0f} s ({n / wall:.1f} apps/s), "
+            f"CPU {cpu:.0f} s ({1000 * cpu / n:.0f} ms/app)"
+        )
         print(f"  {summary[-1] if summary else proc.stdout[-500:]}")
         print(f"  peak RSS of the fetch process: {rss_mb:.0f} MB (target <= 300 MB)")
     finally:

@@ -29,6 +29,7 @@ from sparkscope.models.application import Application
 from sparkscope.models.predictions import RecurringForecast, RunPrediction
 from sparkscope.prediction.plan_causes import plan_changes
 from sparkscope.prediction.runs import (
+    BATCH,
     RunRow,
     StoredRun,
     earlier_features,
@@ -37,6 +38,7 @@ from sparkscope.prediction.runs import (
     stored_runs,
 )
 from sparkscope.prediction.server_models import class_model, pools
+from sparkscope.prediction.window import FeatureLoader, PredictionRows, Reach
 
 log = logging.getLogger(__name__)
 
@@ -95,11 +97,15 @@ def refresh_session(
         session.execute(
             delete(RunPrediction).where(RunPrediction.application_id.in_(stale[i : i + 1000]))
         )
-    fresh = {r.id: r for r in load_runs(session, stale)}
+    # vectors only: each run's features are read again when its turn comes (FeatureLoader)
+    fresh: dict[int, StoredRun] = {}
+    for i in range(0, len(stale), BATCH):
+        fresh.update((r.id, _as_stored(r)) for r in load_runs(session, stale[i : i + BATCH]))
     pool, fpool = pools(session, server_id, started)
     model = class_model(session, server_id, min(first_dirty.values()), prediction_config)
     for key, since in first_dirty.items():
-        new_runs = [fresh[pk] for pk in dirty_ids.get(key, ()) if pk in fresh]
+        # taken out of ``fresh``: a key's runs are let go of as its loop passes them
+        new_runs = [fresh.pop(pk) for pk in dirty_ids.pop(key, ()) if pk in fresh]
         stats.runs += _refresh_key(
             session, server_id, key, since, new_runs, prediction_config, pool, fpool, model
         )
@@ -112,7 +118,7 @@ def _refresh_key(
     server_id: int,
     key: str,
     since: int,
-    new_runs: Sequence[RunRow],
+    new_runs: Sequence[StoredRun],
     prediction_config: PredictionConfig,
     pool: Mapping[str, Sequence[float]],
     fpool: Sequence[float],
@@ -126,18 +132,7 @@ def _refresh_key(
         session.execute(
             delete(RunPrediction).where(RunPrediction.application_id.in_(redo[j : j + 1000]))
         )
-    runs += [
-        StoredRun(
-            r.id,
-            r.start_time_ms,
-            r.duration_ms,
-            r.succeeded,
-            r.fetched_at_ms,
-            r.features.vector(),
-            r.features,
-        )
-        for r in new_runs
-    ]
+    runs += new_runs
     runs.sort(key=lambda r: (r.start, r.pk))
     if not runs:
         session.execute(
@@ -150,8 +145,12 @@ def _refresh_key(
     y = np.array([float(r.duration or 0) for r in runs])
     ok = np.array([r.good for r in runs], dtype=bool)
     t = np.array([float(r.start) for r in runs])
+    for r in runs:
+        r.vector = []  # in X now
+    loader = FeatureLoader(session, runs, since)
     points: list[PredictedRun | None] = []
-    computed = 0
+    reach = Reach(runs, points)
+    rows = PredictionRows(session)
     at = now_ms()
     todo = [i for i, r in enumerate(runs) if r.start >= since or r.features is not None]
     class_pred = model.predict(X[todo]) if model is not None and todo else None
@@ -169,6 +168,7 @@ def _refresh_key(
     for i, r in enumerate(runs):
         if r.start < since and r.features is None:
             points.append(r.point)
+            reach.passed(i)
             continue
         extra = {"class_gbdt": float(extras[i])} if i in extras else None
         class_train = None
@@ -200,6 +200,7 @@ def _refresh_key(
             prediction_config.min_history,
             prediction_config.margin,
         )
+        loader.load(i)
         assert r.features is not None
         earlier = earlier_features(session, runs, i)
         before = previous_good[i]
@@ -219,8 +220,8 @@ def _refresh_key(
                     f"new finding: {h}" for h in sorted(found.get(r.pk, set()) - before_found)
                 ]
             causes += plan_changes(session, r.pk, [q.pk for q in runs[:i] if q.good][-5:])
-        session.add(
-            RunPrediction(
+        rows.add(
+            dict(
                 application_id=r.pk,
                 server_id=server_id,
                 key=key,
@@ -229,7 +230,7 @@ def _refresh_key(
                 succeeded=r.good,
                 fetched_at_ms=r.fetched,
                 features=r.features.to_json(),
-                vector=[float(v) for v in r.vector],
+                vector=X[i].tolist(),
                 candidates=_clean(p.predictions),
                 forecasts={**_clean(p.forecasts), "_model": p.forecast_model},
                 forecast_ms=_num(f[0]) if f else None,
@@ -250,7 +251,8 @@ def _refresh_key(
                 computed_at_ms=at,
             )
         )
-        computed += 1
+        reach.passed(i)
+    rows.flush()  # before the forecast counts the key's rows
     basis = rolling.next_basis(
         X, y, ok, points, prediction_config.level, pool, prediction_config.min_history
     )
@@ -269,7 +271,18 @@ def _refresh_key(
         since,
         basis,
     )
-    return computed
+    return rows.written
+
+
+def _as_stored(r: RunRow) -> StoredRun:
+    return StoredRun(
+        r.id,
+        r.start_time_ms,
+        r.duration_ms,
+        r.succeeded,
+        r.fetched_at_ms,
+        r.features.vector(),
+    )
 
 
 def _store_forecast(
