@@ -14,11 +14,12 @@ exactly the same code.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 import requests
 from requests.cookies import RequestsCookieJar, extract_cookies_to_jar, merge_cookies
@@ -33,6 +34,8 @@ from sparkscope.config.loader import FetcherConfig, ServerConfig
 from sparkscope.redaction import split_credentials
 
 RETRY_STATUSES = (429, 500, 502, 503, 504)
+#: A path made of these characters only is one that requests' URL preparation leaves as it is.
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9._~/-]*")
 USER_AGENT = "sparkscope-fetcher/0.1"
 
 
@@ -115,6 +118,10 @@ class ShsClient:
             self.root = base_url.rstrip("/") + "/api/v1"
             self.source_dir = None
         self.base_url = base_url
+        # The root as requests prepares it (scheme and host lower-cased, quoted), once.
+        root = requests.PreparedRequest()
+        root.prepare_url(self.root, None)
+        self._prepared_root = (root.url or self.root).rstrip("/")
         # HTTP basic auth from the credentials the configured URL carried (the URL itself holds
         # none, so no message, log line or row can show them).
         self._auth = auth
@@ -187,6 +194,9 @@ class ShsClient:
         if s is None:
             s = self._new_session()
             self._tls.session = s
+            headers = requests.PreparedRequest()
+            headers.prepare_headers(s.headers)  # checked once: the session's headers stay
+            self._tls.headers = headers.headers
         return s
 
     def close(self) -> None:
@@ -257,9 +267,16 @@ class ShsClient:
         """
         session = self.session
         prep = requests.PreparedRequest()  # as PreparedRequest.prepare does, minus the no-ops
-        prep.prepare_method("GET")
-        prep.prepare_url(url, params)
-        prep.prepare_headers(session.headers)
+        prep.method = "GET"
+        path = url[len(self.root) + 1 :] if url.startswith(self.root + "/") else None
+        if path is not None and _PLAIN_PATH.fullmatch(path):
+            # What prepare_url would give (the root prepared once, a path it leaves alone, the
+            # query as requests encodes it) without parsing and requoting the URL each time.
+            query = urlencode(params) if params else ""
+            prep.url = f"{self._prepared_root}/{path}" + (f"?{query}" if query else "")
+        else:
+            prep.prepare_url(url, params)
+        prep.headers = self._tls.headers.copy()
         if len(session.cookies):  # a copy, as Session.prepare_request makes one
             prep.prepare_cookies(merge_cookies(RequestsCookieJar(), session.cookies))
         prep.prepare_body(None, None)
