@@ -16,6 +16,7 @@ import logging
 import socket
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -146,7 +147,7 @@ class DeadlineAdapter(HTTPAdapter):
         self,
         request: PreparedRequest,
         verify: Any,
-        proxies: dict[str, str] | None = None,
+        proxies: Mapping[str, str] | None = None,
         cert: Any = None,
     ) -> Any:
         """The pool for the request's origin (see ``HTTPAdapter``), its key computed once."""

@@ -120,8 +120,8 @@ _DETAIL_AT = _SQL_NODE.index("detail")
 def _encode_execution(ex: appdata.SqlExecutionSummary) -> tuple[Any, ...]:
     nodes = []
     for n in ex.nodes:
-        fields = [*n[:_METRICS_AT], *n[_METRICS_AT + 1 :]]  # the fields of _SQL_NODE, in order
-        fields[_DETAIL_AT] = dict(fields[_DETAIL_AT])
+        fields: list[Any] = [*n[:_METRICS_AT], *n[_METRICS_AT + 1 :]]  # _SQL_NODE's, in order
+        fields[_DETAIL_AT] = dict(n.detail)
         nodes.append((tuple(fields), {name: tuple(m) for name, m in n.metrics.items()}))
     return (ex[:-1], tuple(nodes))
 
