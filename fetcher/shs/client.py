@@ -24,12 +24,11 @@ from urllib.parse import urlencode, urlsplit
 import requests
 from requests.cookies import RequestsCookieJar, extract_cookies_to_jar, merge_cookies
 from requests.utils import get_netrc_auth
-from urllib3 import BaseHTTPResponse
-from urllib3.exceptions import DecodeError, ProtocolError, ReadTimeoutError, SSLError
+from urllib3.exceptions import ReadTimeoutError
 
 from fetcher.shs import endpoints, safejson
 from fetcher.shs.endpoints import Params
-from fetcher.shs.transport import DeadlineAdapter, QuietRetry, Watchdog
+from fetcher.shs.transport import DeadlineAdapter, QuietRetry, Watchdog, read_body, retries_used
 from sparkscope.config.loader import FetcherConfig, ServerConfig
 from sparkscope.redaction import split_credentials
 
@@ -231,13 +230,13 @@ class ShsClient:
         deadline = self._watchdog.start(self.deadline_s)
         try:
             resp = self._get(url, params)
-            body = _read_body(resp)
+            body = read_body(resp)
         except requests.exceptions.RequestException as exc:
             raise self._request_error(self.shown(url), exc, deadline.fired) from None
         finally:
             self._watchdog.finish()
         with self._lock:
-            self.requests += 1 + _retries_used(resp)
+            self.requests += 1 + retries_used(resp)
             self.bytes += len(body)
         full_url = self.shown(resp.url or url)
         if resp.status_code == 404:
@@ -352,32 +351,6 @@ def _reason(exc: BaseException) -> str:
         if isinstance(cur, OSError) and cur.strerror:
             return f"{cur.strerror} ({type(cur).__name__})"
     return type(chain[-1]).__name__
-
-
-def _read_body(resp: requests.Response) -> bytes:
-    """The whole body of a streamed response in one read (requests' ``content`` reads it in
-    10 kB chunks), its errors raised as ``content`` raises them; the connection goes back to the
-    pool once the body is read."""
-    raw = resp.raw
-    if not isinstance(raw, BaseHTTPResponse):  # a transport adapter's own (a recording's)
-        return resp.content
-    try:
-        return raw.read(decode_content=True)
-    except ProtocolError as exc:
-        raise requests.exceptions.ChunkedEncodingError(exc) from exc
-    except DecodeError as exc:
-        raise requests.exceptions.ContentDecodingError(exc) from exc
-    except ReadTimeoutError as exc:
-        raise requests.exceptions.ConnectionError(exc) from exc
-    except SSLError as exc:
-        raise requests.exceptions.SSLError(exc) from exc
-
-
-def _retries_used(resp: requests.Response) -> int:
-    raw = getattr(resp, "raw", None)
-    retries = getattr(raw, "retries", None)
-    history = getattr(retries, "history", None)
-    return len(history) if history else 0
 
 
 def make_client(

@@ -8,6 +8,9 @@ timeout instead of being retried.
 
 urllib3 logs every retry as a long WARNING; :class:`QuietRetry` logs one short INFO line instead
 (URL and attempt number) and the urllib3 warning is filtered out.
+
+:func:`read_body` reads a streamed response's body in one call, its errors raised as requests
+raises them.
 """
 
 from __future__ import annotations
@@ -20,12 +23,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import requests
 from requests.adapters import HTTPAdapter
 from requests.exceptions import InvalidProxyURL, InvalidURL
 from requests.models import PreparedRequest
 from requests.utils import prepend_scheme_if_needed, select_proxy
+from urllib3 import BaseHTTPResponse
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-from urllib3.exceptions import MaxRetryError, ResponseError
+from urllib3.exceptions import (
+    DecodeError,
+    MaxRetryError,
+    ProtocolError,
+    ReadTimeoutError,
+    ResponseError,
+    SSLError,
+)
 from urllib3.util.retry import Retry
 from urllib3.util.url import parse_url
 
@@ -221,3 +233,30 @@ class _DropUrllib3Retries(logging.Filter):
 _urllib3_log = logging.getLogger("urllib3.connectionpool")
 if not any(isinstance(f, _DropUrllib3Retries) for f in _urllib3_log.filters):
     _urllib3_log.addFilter(_DropUrllib3Retries())
+
+
+def read_body(resp: requests.Response) -> bytes:
+    """The whole body of a streamed response in one read (requests' ``content`` reads it in
+    10 kB chunks), its errors raised as ``content`` raises them; the connection goes back to the
+    pool once the body is read."""
+    raw = resp.raw
+    if not isinstance(raw, BaseHTTPResponse):  # a transport adapter's own (a recording's)
+        return resp.content
+    try:
+        return raw.read(decode_content=True)
+    except ProtocolError as exc:
+        raise requests.exceptions.ChunkedEncodingError(exc) from exc
+    except DecodeError as exc:
+        raise requests.exceptions.ContentDecodingError(exc) from exc
+    except ReadTimeoutError as exc:
+        raise requests.exceptions.ConnectionError(exc) from exc
+    except SSLError as exc:
+        raise requests.exceptions.SSLError(exc) from exc
+
+
+def retries_used(resp: requests.Response) -> int:
+    """How many retries urllib3 made before this response."""
+    raw = getattr(resp, "raw", None)
+    retries = getattr(raw, "retries", None)
+    history = getattr(retries, "history", None)
+    return len(history) if history else 0
