@@ -1,5 +1,6 @@
-"""Rows of one table written in one statement: ``COPY`` on PostgreSQL, one prepared ``INSERT``
-run over all the rows (executemany) on SQLite.
+"""Rows of one table written in one statement: ``COPY`` on PostgreSQL (a single row: an
+``INSERT``, one round trip instead of a COPY's three), one prepared ``INSERT`` run over all the
+rows (executemany) on SQLite.
 
 The rows are the parser's dicts, keyed by column name; a key that a row lacks is the column's
 default (NULL if it has none). JSON columns are serialised here with orjson, as the text the
@@ -78,11 +79,16 @@ def write(conn: Connection, lay: Layout, first: Any, rows: Sequence[Mapping[str,
     if conn.dialect.name == "postgresql":
         dbapi = conn.connection.driver_connection
         assert dbapi is not None
-        sql = _copy_sql(conn, lay)
+        one = len(values) == 1  # a COPY costs three round trips: one row is cheaper inserted
+        sql = _pg_insert_sql(conn, lay) if one else _copy_sql(conn, lay)
         try:
-            with dbapi.cursor() as cur, cur.copy(sql) as copy:  # type: ignore[attr-defined]
-                for row in values:
-                    copy.write_row(row)
+            with dbapi.cursor() as cur:
+                if one:
+                    cur.execute(sql, values[0])
+                else:
+                    with cur.copy(sql) as copy:  # type: ignore[attr-defined]
+                        for row in values:
+                            copy.write_row(row)
         except conn.dialect.loaded_dbapi.Error as exc:  # as SQLAlchemy raises it for an INSERT
             error = conn.dialect.loaded_dbapi.Error
             raise DBAPIError.instance(sql, None, exc, error) from exc
@@ -93,14 +99,32 @@ def write(conn: Connection, lay: Layout, first: Any, rows: Sequence[Mapping[str,
 _SQL: dict[tuple[str, str, str], str] = {}
 
 
+def _columns(conn: Connection, lay: Layout) -> str:
+    quote = conn.dialect.identifier_preparer.quote
+    columns = ", ".join(quote(c.name) for c in lay.table.columns if c.name not in lay.names)
+    return columns + ", " + ", ".join(quote(n) for n in lay.names)
+
+
 def _copy_sql(conn: Connection, lay: Layout) -> str:
     key = ("copy", conn.dialect.name, lay.table.name)
     sql = _SQL.get(key)
     if sql is None:
         quote = conn.dialect.identifier_preparer.quote
-        columns = ", ".join(quote(c.name) for c in lay.table.columns if c.name not in lay.names)
-        columns += ", " + ", ".join(quote(n) for n in lay.names)
-        sql = _SQL[key] = f"COPY {quote(lay.table.name)} ({columns}) FROM STDIN"
+        sql = _SQL[key] = f"COPY {quote(lay.table.name)} ({_columns(conn, lay)}) FROM STDIN"
+    return sql
+
+
+def _pg_insert_sql(conn: Connection, lay: Layout) -> str:
+    """The INSERT of one row with psycopg's placeholders, the JSON columns taking their text (an
+    untyped parameter, which PostgreSQL casts to the column's type as COPY does)."""
+    key = ("insert-one", conn.dialect.name, lay.table.name)
+    sql = _SQL.get(key)
+    if sql is None:
+        quote = conn.dialect.identifier_preparer.quote
+        marks = ", ".join(["%s"] * (1 + len(lay.names)))
+        sql = _SQL[key] = (
+            f"INSERT INTO {quote(lay.table.name)} ({_columns(conn, lay)}) VALUES ({marks})"
+        )
     return sql
 
 

@@ -14,25 +14,27 @@ exactly the same code.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 import requests
 from requests.cookies import RequestsCookieJar, extract_cookies_to_jar, merge_cookies
 from requests.utils import get_netrc_auth
-from urllib3 import BaseHTTPResponse
-from urllib3.exceptions import DecodeError, ProtocolError, ReadTimeoutError, SSLError
+from urllib3.exceptions import ReadTimeoutError
 
 from fetcher.shs import endpoints, safejson
 from fetcher.shs.endpoints import Params
-from fetcher.shs.transport import DeadlineAdapter, QuietRetry, Watchdog
+from fetcher.shs.transport import DeadlineAdapter, QuietRetry, Watchdog, read_body, retries_used
 from sparkscope.config.loader import FetcherConfig, ServerConfig
 from sparkscope.redaction import split_credentials
 
 RETRY_STATUSES = (429, 500, 502, 503, 504)
+#: A path made of these characters only is one that requests' URL preparation leaves as it is.
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9._~/-]*")
 USER_AGENT = "sparkscope-fetcher/0.1"
 
 
@@ -115,6 +117,10 @@ class ShsClient:
             self.root = base_url.rstrip("/") + "/api/v1"
             self.source_dir = None
         self.base_url = base_url
+        # The root as requests prepares it (scheme and host lower-cased, quoted), once.
+        root = requests.PreparedRequest()
+        root.prepare_url(self.root, None)
+        self._prepared_root = (root.url or self.root).rstrip("/")
         # HTTP basic auth from the credentials the configured URL carried (the URL itself holds
         # none, so no message, log line or row can show them).
         self._auth = auth
@@ -187,6 +193,9 @@ class ShsClient:
         if s is None:
             s = self._new_session()
             self._tls.session = s
+            headers = requests.PreparedRequest()
+            headers.prepare_headers(s.headers)  # checked once: the session's headers stay
+            self._tls.headers = headers.headers
         return s
 
     def close(self) -> None:
@@ -221,13 +230,13 @@ class ShsClient:
         deadline = self._watchdog.start(self.deadline_s)
         try:
             resp = self._get(url, params)
-            body = _read_body(resp)
+            body = read_body(resp)
         except requests.exceptions.RequestException as exc:
             raise self._request_error(self.shown(url), exc, deadline.fired) from None
         finally:
             self._watchdog.finish()
         with self._lock:
-            self.requests += 1 + _retries_used(resp)
+            self.requests += 1 + retries_used(resp)
             self.bytes += len(body)
         full_url = self.shown(resp.url or url)
         if resp.status_code == 404:
@@ -257,9 +266,16 @@ class ShsClient:
         """
         session = self.session
         prep = requests.PreparedRequest()  # as PreparedRequest.prepare does, minus the no-ops
-        prep.prepare_method("GET")
-        prep.prepare_url(url, params)
-        prep.prepare_headers(session.headers)
+        prep.method = "GET"
+        path = url[len(self.root) + 1 :] if url.startswith(self.root + "/") else None
+        if path is not None and _PLAIN_PATH.fullmatch(path):
+            # What prepare_url would give (the root prepared once, a path it leaves alone, the
+            # query as requests encodes it) without parsing and requoting the URL each time.
+            query = urlencode(params) if params else ""
+            prep.url = f"{self._prepared_root}/{path}" + (f"?{query}" if query else "")
+        else:
+            prep.prepare_url(url, params)
+        prep.headers = self._tls.headers.copy()
         if len(session.cookies):  # a copy, as Session.prepare_request makes one
             prep.prepare_cookies(merge_cookies(RequestsCookieJar(), session.cookies))
         prep.prepare_body(None, None)
@@ -335,32 +351,6 @@ def _reason(exc: BaseException) -> str:
         if isinstance(cur, OSError) and cur.strerror:
             return f"{cur.strerror} ({type(cur).__name__})"
     return type(chain[-1]).__name__
-
-
-def _read_body(resp: requests.Response) -> bytes:
-    """The whole body of a streamed response in one read (requests' ``content`` reads it in
-    10 kB chunks), its errors raised as ``content`` raises them; the connection goes back to the
-    pool once the body is read."""
-    raw = resp.raw
-    if not isinstance(raw, BaseHTTPResponse):  # a transport adapter's own (a recording's)
-        return resp.content
-    try:
-        return raw.read(decode_content=True)
-    except ProtocolError as exc:
-        raise requests.exceptions.ChunkedEncodingError(exc) from exc
-    except DecodeError as exc:
-        raise requests.exceptions.ContentDecodingError(exc) from exc
-    except ReadTimeoutError as exc:
-        raise requests.exceptions.ConnectionError(exc) from exc
-    except SSLError as exc:
-        raise requests.exceptions.SSLError(exc) from exc
-
-
-def _retries_used(resp: requests.Response) -> int:
-    raw = getattr(resp, "raw", None)
-    retries = getattr(raw, "retries", None)
-    history = getattr(retries, "history", None)
-    return len(history) if history else 0
 
 
 def make_client(

@@ -8,6 +8,9 @@ timeout instead of being retried.
 
 urllib3 logs every retry as a long WARNING; :class:`QuietRetry` logs one short INFO line instead
 (URL and attempt number) and the urllib3 warning is filtered out.
+
+:func:`read_body` reads a streamed response's body in one call, its errors raised as requests
+raises them.
 """
 
 from __future__ import annotations
@@ -16,13 +19,27 @@ import logging
 import socket
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import requests
 from requests.adapters import HTTPAdapter
+from requests.exceptions import InvalidProxyURL, InvalidURL
+from requests.models import PreparedRequest
+from requests.utils import prepend_scheme_if_needed, select_proxy
+from urllib3 import BaseHTTPResponse
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-from urllib3.exceptions import MaxRetryError, ResponseError
+from urllib3.exceptions import (
+    DecodeError,
+    MaxRetryError,
+    ProtocolError,
+    ReadTimeoutError,
+    ResponseError,
+    SSLError,
+)
 from urllib3.util.retry import Retry
+from urllib3.util.url import parse_url
 
 log = logging.getLogger("sparkscope.fetch")
 
@@ -124,7 +141,54 @@ class _DeadlineHTTPSPool(HTTPSConnectionPool):
 
 
 class DeadlineAdapter(HTTPAdapter):
-    """An HTTPAdapter whose connection pools report their connections to the watchdog."""
+    """An HTTPAdapter whose connection pools report their connections to the watchdog.
+
+    The connection pool's key (scheme, host, port, TLS settings, proxy) depends on the URL only
+    through its origin: it is worked out once per origin and settings, as ``HTTPAdapter`` does,
+    instead of at every request (a ``stat`` of the CA bundle, two URL parses and the proxy
+    look-up each time).
+    """
+
+    _POOL_KEYS_KEPT = 16
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._pool_keys: dict[tuple[Any, ...], tuple[str | None, Any, Any]] = {}
+        super().__init__(*args, **kwargs)
+
+    def get_connection_with_tls_context(
+        self,
+        request: PreparedRequest,
+        verify: Any,
+        proxies: Mapping[str, str] | None = None,
+        cert: Any = None,
+    ) -> Any:
+        """The pool for the request's origin (see ``HTTPAdapter``), its key computed once."""
+        url = request.url or ""
+        start = url.find("//") + 2
+        end = url.find("/", start)
+        origin = url if end < 0 else url[:end]
+        key = (origin, verify, cert, tuple(sorted(proxies.items())) if proxies else ())
+        found = self._pool_keys.get(key)
+        if found is None:
+            proxy = select_proxy(url, proxies)
+            try:
+                host_params, pool_kwargs = self.build_connection_pool_key_attributes(
+                    request, verify, cert
+                )
+            except ValueError as e:
+                raise InvalidURL(e, request=request) from e
+            if proxy:
+                proxy = prepend_scheme_if_needed(proxy, "http")
+                if not parse_url(proxy).host:
+                    raise InvalidProxyURL(
+                        "Please check proxy URL. It is malformed and could be missing the host."
+                    )
+            if len(self._pool_keys) >= self._POOL_KEYS_KEPT:
+                self._pool_keys.clear()
+            found = self._pool_keys[key] = (proxy, host_params, pool_kwargs)
+        proxy, host_params, pool_kwargs = found
+        manager = self.proxy_manager_for(proxy) if proxy else self.poolmanager
+        return manager.connection_from_host(**host_params, pool_kwargs=pool_kwargs)
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
         """Create the pool manager with deadline-aware pools."""
@@ -169,3 +233,30 @@ class _DropUrllib3Retries(logging.Filter):
 _urllib3_log = logging.getLogger("urllib3.connectionpool")
 if not any(isinstance(f, _DropUrllib3Retries) for f in _urllib3_log.filters):
     _urllib3_log.addFilter(_DropUrllib3Retries())
+
+
+def read_body(resp: requests.Response) -> bytes:
+    """The whole body of a streamed response in one read (requests' ``content`` reads it in
+    10 kB chunks), its errors raised as ``content`` raises them; the connection goes back to the
+    pool once the body is read."""
+    raw = resp.raw
+    if not isinstance(raw, BaseHTTPResponse):  # a transport adapter's own (a recording's)
+        return resp.content
+    try:
+        return raw.read(decode_content=True)
+    except ProtocolError as exc:
+        raise requests.exceptions.ChunkedEncodingError(exc) from exc
+    except DecodeError as exc:
+        raise requests.exceptions.ContentDecodingError(exc) from exc
+    except ReadTimeoutError as exc:
+        raise requests.exceptions.ConnectionError(exc) from exc
+    except SSLError as exc:
+        raise requests.exceptions.SSLError(exc) from exc
+
+
+def retries_used(resp: requests.Response) -> int:
+    """How many retries urllib3 made before this response."""
+    raw = getattr(resp, "raw", None)
+    retries = getattr(raw, "retries", None)
+    history = getattr(retries, "history", None)
+    return len(history) if history else 0

@@ -97,15 +97,15 @@ def encode(app: appdata.AppData) -> bytes:
                 tuple(len(v) for v in values),
                 b"".join(v.tobytes() for v in values),
             )
-        stages.append((tuple(getattr(stage, f) for f in _STAGE), packed))
+        stages.append((stage[:-1], packed))  # a named tuple's fields in order, less the last
     payload = (
         tuple(getattr(app, f) for f in _APP_SCALARS[:-1]),
         dict(app.spark_properties),
-        tuple(tuple(getattr(e, f) for f in _EXECUTOR) for e in app.executors),
-        tuple(tuple(getattr(j, f) for f in _JOB) for j in app.jobs),
+        tuple(map(tuple, app.executors)),
+        tuple(map(tuple, app.jobs)),
         tuple(grids),
         tuple(stages),
-        tuple(tuple(getattr(t, f) for f in _TASK) for t in app.tasks),
+        tuple(map(tuple, app.tasks)),
         app.sql_status,
         tuple(_encode_execution(e) for e in app.sql_executions),
     )
@@ -114,15 +114,16 @@ def encode(app: appdata.AppData) -> bytes:
     return zlib.compress(marshal.dumps(payload, 4), 1)  # type: ignore[arg-type]
 
 
+_DETAIL_AT = _SQL_NODE.index("detail")
+
+
 def _encode_execution(ex: appdata.SqlExecutionSummary) -> tuple[Any, ...]:
-    nodes = tuple(
-        (
-            tuple(dict(n.detail) if f == "detail" else getattr(n, f) for f in _SQL_NODE),
-            {name: tuple(m) for name, m in n.metrics.items()},
-        )
-        for n in ex.nodes
-    )
-    return (tuple(getattr(ex, f) for f in _SQL_EXECUTION), nodes)
+    nodes = []
+    for n in ex.nodes:
+        fields: list[Any] = [*n[:_METRICS_AT], *n[_METRICS_AT + 1 :]]  # _SQL_NODE's, in order
+        fields[_DETAIL_AT] = dict(n.detail)
+        nodes.append((tuple(fields), {name: tuple(m) for name, m in n.metrics.items()}))
+    return (ex[:-1], tuple(nodes))
 
 
 _build_executor = appdata.ExecutorSummary._make
@@ -134,6 +135,10 @@ _build_metric = appdata.SqlMetric._make
 _build_node = appdata.SqlPlanNode._make
 _build_execution = appdata.SqlExecutionSummary._make
 _METRICS_AT = appdata.SqlPlanNode._fields.index("metrics")
+assert _SQL_NODE == (
+    *appdata.SqlPlanNode._fields[:_METRICS_AT],
+    *appdata.SqlPlanNode._fields[_METRICS_AT + 1 :],
+)
 
 
 def _decode_execution(values: tuple[Any, ...], nodes: Any) -> appdata.SqlExecutionSummary:

@@ -112,3 +112,47 @@ def test_a_bad_row_fails_the_transaction_and_leaves_nothing(fresh_db_url: str) -
     with factory() as s:
         assert s.scalar(text("SELECT count(*) FROM stage")) == 0
     engine.dispose()
+
+
+def _stages_of(s: Any, pk: int) -> list[tuple[Any, ...]]:
+    rows = s.scalars(select(Stage).where(Stage.application_id == pk).order_by(Stage.stage_id))
+    return [
+        (r.stage_id, r.name, r.status, r.num_tasks, r.raw, r.executor_run_time_ms) for r in rows
+    ]
+
+
+def test_one_row_alone_is_stored_as_in_a_batch(fresh_db_url: str) -> None:
+    """PostgreSQL inserts a lone row and copies a batch: both store the same values."""
+    engine = make_engine(fresh_db_url)
+    factory = make_sessionmaker(engine)
+    second = {**STAGE, "stage_id": 4, "raw": None, "executor_run_time_ms": 12}
+    lay = bulk.layout(cast(Table, Stage.__table__))
+    with factory() as s, s.begin():
+        pk = _app(s)
+        other = Application(
+            server_id=1, app_id="app-2", attempt_id="", name="n", fetched_at_ms=0, completed=True
+        )
+        s.add(other)
+        s.flush()
+        conn = s.connection()
+        bulk.write(conn, lay, pk, [STAGE, second])  # a batch
+        bulk.write(conn, lay, other.id, [STAGE])  # one row at a time
+        bulk.write(conn, lay, other.id, [second])
+    with factory() as s:
+        batch, alone = _stages_of(s, pk), _stages_of(s, other.id)
+        assert batch == alone
+        assert alone[0][4] == STAGE["raw"] and alone[1][4] is None and alone[1][5] == 12
+    engine.dispose()
+
+
+def test_a_bad_lone_row_fails_as_a_batch_does(fresh_db_url: str) -> None:
+    engine = make_engine(fresh_db_url)
+    factory = make_sessionmaker(engine)
+    with factory() as s, s.begin():
+        pk = _app(s)
+    with pytest.raises(IntegrityError), factory() as s, s.begin():
+        lay = bulk.layout(cast(Table, Stage.__table__))
+        bulk.write(s.connection(), lay, pk, [{**STAGE, "status": None}])
+    with factory() as s:
+        assert s.scalar(text("SELECT count(*) FROM stage")) == 0
+    engine.dispose()

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from heuristics.appdata import AppData, SqlExecutionSummary, SqlPlanNode
-from heuristics.builtin.sql.plan import Graph
+from heuristics.builtin.sql.plan import ByIdentity, Graph, graph
 from heuristics.result import (
     Details,
     Impact,
@@ -88,7 +88,11 @@ class Facts:
 
 
 def facts(app: AppData) -> Facts:
-    """The facts of one application."""
+    """The facts of one application (worked out once for all the checks that read them)."""
+    return _facts(app)
+
+
+def _read_facts(app: AppData) -> Facts:
     props = dict(app.spark_properties)
     driver = app.conf.driver_memory_bytes
     executor = driver if app.conf.local else app.conf.executor_memory_bytes
@@ -107,6 +111,9 @@ def facts(app: AppData) -> Facts:
         stage_run_ms=run_ms,
         stage_attempts={s: tuple(sorted(a)) for s, a in attempts.items()},
     )
+
+
+_facts = ByIdentity(_read_facts)
 
 
 def no_sql(app: AppData) -> Outcome | None:
@@ -204,7 +211,7 @@ def flagged_nodes(
     every SQL execution of the application, in execution and node order."""
     found = []
     for ex in app.sql_executions:
-        g = Graph(ex)
+        g = graph(ex)
         for node in g.ran():
             if wanted(node):
                 finding = check(g, node)

@@ -46,7 +46,7 @@ from heuristics.builtin.sql.findings import (
     outcome,
     size,
 )
-from heuristics.builtin.sql.plan import Graph, Scan, scan_of, strip_attr_ids
+from heuristics.builtin.sql.plan import Graph, Scan, graph, strip_attr_ids
 from heuristics.params import param
 from heuristics.result import Outcome, Severity, Thresholds
 
@@ -141,9 +141,9 @@ def evaluate(app: AppData, params: Params) -> Outcome:
     words = tuple(w.strip().lower() for w in params.date_like_words.split(",") if w.strip())
     found = []
     for ex in app.sql_executions:
-        g = Graph(ex)
+        g = graph(ex)
         for node in g.ran():
-            scan = scan_of(node)
+            scan = g.scan(node)
             if scan is None or not scan.partition_columns or (scan.partitions or 0) < 2:
                 continue
             pf = scan.partition_filters or ()

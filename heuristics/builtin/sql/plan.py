@@ -8,8 +8,10 @@ depth is read without recursion.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from heuristics.appdata import SqlExecutionSummary, SqlPlanNode
 
@@ -36,6 +38,36 @@ JOINS = (
 _WALK_LIMIT = 100_000
 
 
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class ByIdentity(Generic[K, V]):
+    """What ``build`` gives for the objects most recently asked about, kept per thread by
+    identity (inputs hold dicts, so they do not hash): the SQL checks of one application each
+    read the same facts and plan graphs, which are then worked out once instead of once per
+    check. The object is kept with its value, so its id cannot be reused while it is."""
+
+    def __init__(self, build: Callable[[K], V], keep: int = 256) -> None:
+        self._build = build
+        self._keep = keep
+        self._local = threading.local()
+
+    def __call__(self, key: K) -> V:
+        """``build(key)``, from the memo when ``key`` itself was asked about lately."""
+        memo: dict[int, tuple[K, V]] | None = getattr(self._local, "memo", None)
+        if memo is None:
+            memo = self._local.memo = {}
+        found = memo.get(id(key))
+        if found is not None and found[0] is key:
+            return found[1]
+        value = self._build(key)
+        if len(memo) >= self._keep:
+            memo.clear()
+        memo[id(key)] = (key, value)
+        return value
+
+
 class Graph:
     """One execution's plan graph with lookups by node id."""
 
@@ -43,6 +75,16 @@ class Graph:
         self.ex = ex
         self.nodes = {n.node_id: n for n in ex.nodes}
         self._clusters = {n.name: n for n in ex.nodes if is_cluster(n)}
+        self._scans: dict[int, Scan | None] = {}
+
+    def scan(self, node: SqlPlanNode) -> Scan | None:
+        """:func:`scan_of` a node of this graph, read once."""
+        key = node.node_id
+        if self.nodes.get(key) is not node:  # not one of this graph's nodes
+            return scan_of(node)
+        if key not in self._scans:
+            self._scans[key] = scan_of(node)
+        return self._scans[key]
 
     def operators(self) -> Iterator[SqlPlanNode]:
         """Nodes that are operators (codegen clusters left out), by node id."""
@@ -306,3 +348,7 @@ def scan_of(node: SqlPlanNode) -> Scan | None:
         partitions=total(node, "number of partitions read"),
         scan_time_ms=total(node, "scan time"),
     )
+
+
+#: The plan graph of an execution, built once however many checks read it (see ByIdentity).
+graph = ByIdentity(Graph)

@@ -34,7 +34,7 @@ from heuristics.builtin.sql.findings import (
     no_sql,
     outcome,
 )
-from heuristics.builtin.sql.plan import Graph, split_list, total
+from heuristics.builtin.sql.plan import graph, split_list, total
 from heuristics.params import param
 from heuristics.result import Outcome, Severity, Thresholds
 from heuristics.sparkconf import version_tuple
@@ -92,7 +92,7 @@ def evaluate(app: AppData, params: Params) -> Outcome:
     arrow_conf = (arrow,) if arrow is not None else ()
     found = []
     for ex in app.sql_executions:
-        g = Graph(ex)
+        g = graph(ex)
         for node in g.operators():
             if node.name.split(" ")[0] not in _ROW_AT_A_TIME or node.in_cached_plan:
                 continue

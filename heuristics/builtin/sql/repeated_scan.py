@@ -32,7 +32,7 @@ from heuristics.builtin.sql.findings import (
     outcome,
     size,
 )
-from heuristics.builtin.sql.plan import Graph, Scan, ran, scan_of, strip_attr_ids
+from heuristics.builtin.sql.plan import Scan, graph, ran, strip_attr_ids
 from heuristics.params import param
 from heuristics.result import Outcome, Severity, Thresholds
 
@@ -72,8 +72,9 @@ def evaluate(app: AppData, params: Params) -> Outcome:
     groups: dict[str, list[tuple[SqlExecutionSummary, Scan]]] = {}
     sources: dict[int, set[str]] = {}
     for ex in app.sql_executions:
-        for node in Graph(ex).operators():
-            scan = scan_of(node)
+        g = graph(ex)
+        for node in g.operators():
+            scan = g.scan(node)
             if scan is None or not ran(node) or scan.bytes is None:
                 continue
             sources.setdefault(ex.execution_id, set()).add(scan.location_key)

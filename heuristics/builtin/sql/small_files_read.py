@@ -36,7 +36,7 @@ from heuristics.builtin.sql.findings import (
     outcome,
     size,
 )
-from heuristics.builtin.sql.plan import Graph, scan_of, total
+from heuristics.builtin.sql.plan import graph, total
 from heuristics.params import param
 from heuristics.result import Outcome, Severity, Thresholds
 
@@ -70,9 +70,9 @@ def evaluate(app: AppData, params: Params) -> Outcome:
     target = target if target > 0 else DEFAULT_MAX_PARTITION_BYTES
     found = []
     for ex in app.sql_executions:
-        g = Graph(ex)
+        g = graph(ex)
         for node in g.ran():
-            scan = scan_of(node)
+            scan = g.scan(node)
             if scan is None or not scan.files or scan.bytes is None:
                 continue
             mean = scan.bytes / scan.files

@@ -40,7 +40,7 @@ from heuristics.builtin.sql.findings import (
     outcome,
     size,
 )
-from heuristics.builtin.sql.plan import PASS_THROUGH, Graph, total
+from heuristics.builtin.sql.plan import PASS_THROUGH, Graph, graph, total
 from heuristics.params import param
 from heuristics.result import Outcome, Severity, Thresholds
 
@@ -164,7 +164,7 @@ def evaluate(app: AppData, params: Params) -> Outcome:
     limit = limit if limit > 0 else DEFAULT_MAX_PARTITION_BYTES
     by_target: dict[str, list[_Write]] = {}
     for ex in app.sql_executions:
-        g = Graph(ex)
+        g = graph(ex)
         for node in g.ran():
             w = _write(g, node)
             if w is not None:

@@ -47,7 +47,7 @@ from heuristics.builtin.sql.findings import (
     outcome,
     size,
 )
-from heuristics.builtin.sql.plan import Graph, join_type, total
+from heuristics.builtin.sql.plan import Graph, graph, join_type, total
 from heuristics.params import param
 from heuristics.result import Outcome, Severity, Thresholds
 from heuristics.sparkconf import parse_size_bytes
@@ -201,7 +201,7 @@ def evaluate(app: AppData, params: Params) -> Outcome:
         limit = min(limit, fx.heap_bytes * params.max_broadcast_heap_fraction)
     found = []
     for ex in app.sql_executions:
-        g = Graph(ex)
+        g = graph(ex)
         for node in g.ran():
             if node.name.startswith("SortMergeJoin") and len(node.children) == 2:
                 finding = _check(g, node, fx, params, limit)
