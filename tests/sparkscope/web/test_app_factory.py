@@ -27,3 +27,38 @@ def test_unknown_route_is_html_404_and_json_for_api(fresh_sqlite_url: str) -> No
     assert resp.status_code == 404 and b"404" in resp.data
     api = client.get("/api/nothing")
     assert api.status_code == 404 and api.get_json()["status"] == 404
+
+
+def test_a_served_app_freezes_what_start_up_built_but_not_its_garbage(
+    fresh_sqlite_url: str,
+) -> None:
+    # In a process of its own: freezing is for the life of the process.
+    import subprocess
+    import sys
+
+    script = f"""
+import gc, weakref
+from sparkscope.config.loader import parse_config
+from sparkscope.web.app import create_app
+class Node: pass
+a, b = Node(), Node()
+a.other, b.other = b, a   # a cycle that is garbage once the names go
+probe = weakref.ref(a)
+del a, b
+before = gc.get_freeze_count()
+create_app(config=parse_config({{"database_url": {fresh_sqlite_url!r}}}, env={{}}))
+print(before, gc.get_freeze_count(), probe() is None)
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
+    ).stdout.split()
+    assert out[0] == "0" and int(out[1]) > 10_000  # modules, mappers, templates: frozen
+    assert out[2] == "True"  # the garbage cycle was collected, not frozen
+
+
+def test_a_testing_app_leaves_the_collector_alone(fresh_sqlite_url: str) -> None:
+    import gc
+
+    before = gc.get_freeze_count()
+    _app(fresh_sqlite_url)
+    assert gc.get_freeze_count() == before
