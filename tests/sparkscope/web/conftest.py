@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy.orm import Session
@@ -13,11 +16,13 @@ from sqlalchemy.orm import Session
 from heuristics.result import Severity
 from sparkscope.accounting import day_summary as summary
 from sparkscope.analysis.heuristics_config import load_heuristics
+from sparkscope.cli.main import cli
 from sparkscope.config.loader import BUNDLED_CONFIG_DIR, parse_config
 from sparkscope.db import make_engine, now_ms
 from sparkscope.web.app import create_app
 from tests.conftest import create_pg_database, drop_pg_database
 from tests.sparkscope.web import builders as b
+from tests.support.browser import served
 
 XSS = "<script>alert(1)</script>"
 HOUR_MS = 3_600_000
@@ -156,6 +161,30 @@ def make_app(url: str, **extra: object) -> Flask:
     config = parse_config({"database_url": url}, env={})
     settings = {"TESTING": True, "DASHBOARD_CACHE_SECONDS": 0, "NAMES_CACHE_SECONDS": 0}
     return create_app({**settings, **extra}, config=config)
+
+
+def fetch_corpora(url: str, *folders: Path) -> None:
+    """Each recorded corpus fetched into ``url`` as `sparkscope fetch --url` does it."""
+    for folder in folders:
+        result = CliRunner().invoke(
+            cli, ["fetch", "--url", str(folder)], env={"SPARKSCOPE_DATABASE_URL": url}
+        )
+        assert result.exit_code == 0, result.output
+
+
+@contextmanager
+def served_corpora(server_url: str, template: str, *folders: Path) -> Iterator[str]:
+    """A fresh PostgreSQL database with ``folders`` fetched into it, the web app on it served
+    over real HTTP (for the browser tests); yields the base URL, drops the database after."""
+    url = create_pg_database(server_url, template=template)
+    try:
+        fetch_corpora(url, *folders)
+        flask_app = make_app(url)
+        with served(flask_app) as base:
+            yield base
+        flask_app.extensions["sparkscope.engine"].dispose()
+    finally:
+        drop_pg_database(server_url, url)
 
 
 @pytest.fixture(scope="module")

@@ -7,12 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from sparkscope.cli.main import cli
-from tests.conftest import create_pg_database, drop_pg_database
-from tests.sparkscope.web.conftest import make_app
-from tests.support.browser import SHOTS, chromium, new_page, served
+from tests.sparkscope.web.conftest import served_corpora
+from tests.support.browser import SHOTS, chromium, new_page
 
 pytestmark = pytest.mark.browser
 
@@ -21,16 +18,8 @@ RECORDED = Path(__file__).resolve().parents[3] / "demo" / "spark-events"
 
 @pytest.fixture(scope="module")
 def base_url(pg_server_url: str, pg_template: str) -> Iterator[str]:
-    url = create_pg_database(pg_server_url, template=pg_template)
-    result = CliRunner().invoke(
-        cli, ["fetch", "--url", str(RECORDED)], env={"SPARKSCOPE_DATABASE_URL": url}
-    )
-    assert result.exit_code == 0, result.output
-    app = make_app(url)
-    with served(app) as base:
+    with served_corpora(pg_server_url, pg_template, RECORDED) as base:
         yield base
-    app.extensions["sparkscope.engine"].dispose()
-    drop_pg_database(pg_server_url, url)
 
 
 def test_pick_a_run_then_read_the_stages_lined_up(base_url: str) -> None:

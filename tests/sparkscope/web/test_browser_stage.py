@@ -9,12 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from sparkscope.cli.main import cli
-from tests.conftest import create_pg_database, drop_pg_database
-from tests.sparkscope.web.conftest import make_app
-from tests.support.browser import SHOTS, chromium, new_page, served
+from tests.sparkscope.web.conftest import served_corpora
+from tests.support.browser import SHOTS, chromium, new_page
 
 pytestmark = pytest.mark.browser
 
@@ -24,16 +21,8 @@ SKEWED = "local-1795971880926"
 
 @pytest.fixture(scope="module")
 def base_url(pg_server_url: str, pg_template: str) -> Iterator[str]:
-    url = create_pg_database(pg_server_url, template=pg_template)
-    result = CliRunner().invoke(
-        cli, ["fetch", "--url", str(RECORDED)], env={"SPARKSCOPE_DATABASE_URL": url}
-    )
-    assert result.exit_code == 0, result.output
-    app = make_app(url)
-    with served(app) as base:
+    with served_corpora(pg_server_url, pg_template, RECORDED) as base:
         yield base
-    app.extensions["sparkscope.engine"].dispose()
-    drop_pg_database(pg_server_url, url)
 
 
 def test_the_findings_stage_link_opens_a_drawn_stage_page(base_url: str) -> None:

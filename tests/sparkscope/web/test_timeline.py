@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from flask.testing import FlaskClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -20,7 +19,6 @@ from sqlalchemy.orm import Session
 from fetcher.job import run_server
 from fetcher.options import FetchOptions
 from sparkscope.analysis.heuristics_config import load_heuristics
-from sparkscope.cli.main import cli
 from sparkscope.config.loader import BUNDLED_CONFIG_DIR, FetcherConfig, ServerConfig
 from sparkscope.db import make_engine, make_sessionmaker
 from sparkscope.models.application import (
@@ -35,7 +33,7 @@ from sparkscope.pipeline.steps import Pipeline
 from tests.conftest import create_pg_database, drop_pg_database
 from tests.fetcher.eventlog.conftest import SAMPLE
 from tests.sparkscope.web import builders as b
-from tests.sparkscope.web.conftest import XSS, make_app
+from tests.sparkscope.web.conftest import XSS, fetch_corpora, make_app
 
 ROOT = Path(__file__).resolve().parents[3]
 RECORDED = ROOT / "demo" / "spark-events"
@@ -60,11 +58,7 @@ def db_url(
 
 @pytest.fixture(scope="module")
 def recorded(db_url: str) -> Iterator[tuple[FlaskClient, str]]:
-    for folder in (RECORDED, SCALING):
-        result = CliRunner().invoke(
-            cli, ["fetch", "--url", str(folder)], env={"SPARKSCOPE_DATABASE_URL": db_url}
-        )
-        assert result.exit_code == 0, result.output
+    fetch_corpora(db_url, RECORDED, SCALING)
     app = make_app(db_url)
     yield app.test_client(), db_url
     app.extensions["sparkscope.engine"].dispose()
