@@ -163,6 +163,22 @@ def make_app(url: str, **extra: object) -> Flask:
     return create_app({**settings, **extra}, config=config)
 
 
+@pytest.fixture(scope="module", params=["postgresql", "sqlite"])
+def db_url(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """A module's database, once a fresh PostgreSQL database and once a fresh SQLite file."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path_factory.mktemp('module')}/sparkscope.db"
+        return
+    server = request.getfixturevalue("pg_server_url")
+    url = create_pg_database(server, template=request.getfixturevalue("pg_template"))
+    try:
+        yield url
+    finally:
+        drop_pg_database(server, url)
+
+
 def fetch_corpora(url: str, *folders: Path) -> None:
     """Each recorded corpus fetched into ``url`` as `sparkscope fetch --url` does it."""
     for folder in folders:

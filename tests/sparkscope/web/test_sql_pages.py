@@ -25,23 +25,6 @@ UDF = "local-1796108388437"
 ORDERS = "local-1796108177762"
 
 
-@pytest.fixture(scope="module", params=["postgresql", "sqlite"])
-def db_url(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path_factory.mktemp('sql')}/sparkscope.db"
-        return
-    from tests.conftest import create_pg_database, drop_pg_database
-
-    server = request.getfixturevalue("pg_server_url")
-    url = create_pg_database(server, template=request.getfixturevalue("pg_template"))
-    try:
-        yield url
-    finally:
-        drop_pg_database(server, url)
-
-
 @pytest.fixture(scope="module")
 def client(db_url: str) -> Iterator[FlaskClient]:
     result = CliRunner().invoke(

@@ -41,21 +41,6 @@ SCALING = ROOT / "demo" / "scaling-events"
 FLAKY = "local-1795972006331"  # 3 failed tasks in stage 0, retried
 
 
-@pytest.fixture(scope="module", params=["postgresql", "sqlite"])
-def db_url(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path_factory.mktemp('timeline')}/sparkscope.db"
-        return
-    server = request.getfixturevalue("pg_server_url")
-    url = create_pg_database(server, template=request.getfixturevalue("pg_template"))
-    try:
-        yield url
-    finally:
-        drop_pg_database(server, url)
-
-
 @pytest.fixture(scope="module")
 def recorded(db_url: str) -> Iterator[tuple[FlaskClient, str]]:
     fetch_corpora(db_url, RECORDED, SCALING)
