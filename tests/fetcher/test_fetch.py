@@ -364,3 +364,45 @@ def test_ctrl_c_still_finishes_the_run_row_and_keeps_the_watermark_below_missing
     ends = {a["id"]: a["attempts"][0]["endTimeEpoch"] for a in recorded.listing()}
     other = SKEWED if first.app_id == HEALTHY else HEALTHY
     assert first.end_time_ms <= mark < ends[other]
+
+
+def test_the_collector_runs_rarer_during_a_crawl_and_as_before_after_it(rsps, factory) -> None:
+    import gc
+
+    from fetcher.job import CRAWL_GC_THRESHOLD
+
+    recorded.register_listing(rsps, [BILLING])
+    recorded.register_app(rsps, BILLING)
+    before = gc.get_threshold()
+    during: list[tuple[int, int, int]] = []
+    result = run_server(
+        factory,
+        SERVER,
+        FETCHER_CONFIG,
+        FetchOptions(),
+        progress=lambda *_: during.append(gc.get_threshold()),
+    )
+    assert result.loaded == 1 and during
+    assert during[0] == (max(before[0], CRAWL_GC_THRESHOLD), *before[1:])
+    assert gc.get_threshold() == before
+
+
+def test_a_crawl_leaves_the_collector_off_when_it_was_off(rsps, factory) -> None:
+    import gc
+
+    recorded.register_listing(rsps, [BILLING])
+    recorded.register_app(rsps, BILLING)
+    before = gc.get_threshold()
+    gc.set_threshold(0)
+    try:
+        during: list[int] = []
+        run_server(
+            factory,
+            SERVER,
+            FETCHER_CONFIG,
+            FetchOptions(),
+            progress=lambda *_: during.append(gc.get_threshold()[0]),
+        )
+        assert during == [0]
+    finally:
+        gc.set_threshold(*before)

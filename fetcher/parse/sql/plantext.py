@@ -143,7 +143,7 @@ def op_key(name: str) -> str:
     return words[0]
 
 
-_TREE_CHARS = frozenset(" :|+-")
+_TREE_CHARS = " :|+-"  # the drawing left of an operator's name
 _OP_LINE_RE = re.compile(r"^(?P<star>\*\s+)?(?P<name>.*?)\s*\((?P<id>\d+)\)(?P<rest>.*)$")
 _STATS_TEXT_RE = re.compile(r"Statistics\(sizeInBytes=([^,)]+)(?:,\s*rowCount=([^,)]+))?")
 _DETAIL_HEAD_RE = re.compile(r"^\((\d+)\)\s+(.*?)\s*(?:\[codegen id\s*:\s*(\d+)\])?\s*$")
@@ -226,10 +226,9 @@ def _parse_tree(lines: list[str], notes: list[str], section: str = "plain") -> l
     roots: list[TreeOp] = []
     stack: list[TreeOp] = []
     for raw in lines:
-        col = 0
-        while col < len(raw) and raw[col] in _TREE_CHARS:
-            col += 1
-        content = raw[col:].rstrip()
+        content = raw.lstrip(_TREE_CHARS)
+        col = len(raw) - len(content)
+        content = content.rstrip()
         if not content:
             continue
         if content.startswith("== ") and content.endswith("=="):
