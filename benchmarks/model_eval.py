@@ -57,6 +57,8 @@ FORMS: dict[str, dict[str, Any]] = {
         "own_prior": True,
     },
     "anchored and own prior": {"class_serves_new": True, "anchored": True, "own_prior": True},
+    "Amdahl scaling of new keys to their slots": {"amdahl": "slots"},
+    "Amdahl scaling of new keys to their slots and size": {"amdahl": "size"},
     "none of these": {
         "work_default": "",
         "envelope": "",
