@@ -69,8 +69,9 @@ class Options:
     #: A key of one to three runs on one slot count, predicted on other slots, is served by its
     #: median work scaled by Amdahl's law with the parallel share of the server's other keys
     #: (``amdahl``), the interval spanning the spread of their shares: "" off, "slots" (the
-    #: median work as it is), "size" (each run's work scaled to the run's size as well).
-    amdahl: str = ""
+    #: median work as it is), "size" (each run's work scaled to the run's size as well: tied on
+    #: the synthetic fleets it was chosen on, lost on a second draw).
+    amdahl: str = "slots"
 
 
 OPTIONS = Options()
