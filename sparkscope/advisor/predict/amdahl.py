@@ -8,21 +8,24 @@ its time changes when its slots change; its work line is then its median work
 ``s_old`` slots takes W * ((1 - p) + p / s_new) / ((1 - p) + p / s_old) on ``s_new``.
 
 ``p`` is what the server's other keys show: each key with at least ``FIT_RUNS`` successful runs
-on at least two slot counts is fitted work = size * (a + b / slots) (its work proportional to
-its size, a share of it spread over the slots; relative least squares, a and b non-negative),
-its share p = b / (a + b); the server's share is the median over such keys (each key one vote),
-its spread their ``SPREAD`` and 1 - ``SPREAD`` quantiles, which the interval spans. With fewer
-than ``MIN_KEYS`` such keys there is no spread to measure and nothing is scaled.
+on at least two slot counts is fitted work = f + size * (a + b / slots) (a fixed part, a
+serial and a parallel cost per byte; relative least squares, every coefficient non-negative),
+its share p the parallel part's share of its work on one slot at its median size m:
+b m / (f + (a + b) m). The server's share is the median over such keys (each key one vote)
+among its latest ``LEARN_RUNS`` successful runs, its spread their ``SPREAD`` and 1 - ``SPREAD``
+quantiles, which the interval spans. With fewer than ``MIN_KEYS`` such keys there is no spread
+to measure and nothing is scaled.
 
-Only the slots are scaled: with one run (or a median of a few on one slot count) the key's own
-lines do not scale its size either, and a key whose own runs differ in slots has its own slots'
-prior (``workline._few_runs``).
+Form "slots" (adopted) scales the slots only: with one run (or a median of a few on one slot
+count) the key's own lines do not scale its size either. Form "size" also scales each run's
+work in proportion to the run's size (measured, not adopted: docs/dev/models.md). A key whose
+own runs differ in slots has its own slots' prior (``workline._few_runs``).
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,15 +52,6 @@ class Share:
     low: float
     high: float
     keys: int
-
-    def to_json(self) -> dict[str, float]:
-        return {"p": self.p, "low": self.low, "high": self.high, "keys": self.keys}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any] | None) -> Share | None:
-        if not data or data.get("p") is None:
-            return None
-        return cls(float(data["p"]), float(data["low"]), float(data["high"]), int(data["keys"]))
 
 
 def key_share(X: Any, y: Any) -> float | None:

@@ -74,8 +74,6 @@ def test_the_pool_is_the_median_and_the_spread_of_the_keys() -> None:
     assert (share.p, share.keys) == (0.7, 5)
     assert share.low == pytest.approx(0.54) and share.high == pytest.approx(0.86)
     assert amdahl.pooled([0.8]) is None  # one key: no spread
-    assert amdahl.Share.from_json(share.to_json()) == share
-    assert amdahl.Share.from_json({}) is None
 
 
 def test_one_run_at_2_slots_predicted_at_8_slots() -> None:
