@@ -57,6 +57,8 @@ FORMS: dict[str, dict[str, Any]] = {
         "own_prior": True,
     },
     "anchored and own prior": {"class_serves_new": True, "anchored": True, "own_prior": True},
+    "no Amdahl scaling of new keys": {"amdahl": ""},
+    "Amdahl scaling of new keys to their slots and size": {"amdahl": "size"},
     "none of these": {
         "work_default": "",
         "envelope": "",
@@ -64,6 +66,7 @@ FORMS: dict[str, dict[str, Any]] = {
         "regime_select": False,
         "rounds": "",
         "class_serves_new": True,
+        "amdahl": "",
     },
 }
 

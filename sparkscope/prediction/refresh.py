@@ -9,17 +9,18 @@ on: later runs depended on it. Everything a run's prediction uses started before
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from sparkscope.advisor.predict import classaware, rolling, verdict
+from sparkscope.advisor.predict import amdahl, candidates, classaware, rolling, verdict
 from sparkscope.advisor.predict.changes import finding_changes, what_changed
 from sparkscope.advisor.predict.features import recurring_key
 from sparkscope.advisor.predict.rolling import PredictedRun
@@ -37,7 +38,7 @@ from sparkscope.prediction.runs import (
     load_runs,
     stored_runs,
 )
-from sparkscope.prediction.server_models import class_model, pools
+from sparkscope.prediction.server_models import amdahl_share, class_model, pools
 from sparkscope.prediction.window import FeatureLoader, PredictionRows, Reach
 
 log = logging.getLogger(__name__)
@@ -103,11 +104,13 @@ def refresh_session(
         fresh.update((r.id, _as_stored(r)) for r in load_runs(session, stale[i : i + BATCH]))
     pool, fpool = pools(session, server_id, started)
     model = class_model(session, server_id, min(first_dirty.values()), prediction_config)
+    # learnt once per refresh, when a new key first needs it (Options.amdahl)
+    shares = functools.cache(lambda: amdahl_share(session, server_id, min(first_dirty.values())))
     for key, since in first_dirty.items():
         # taken out of ``fresh``: a key's runs are let go of as its loop passes them
         new_runs = [fresh.pop(pk) for pk in dirty_ids.pop(key, ()) if pk in fresh]
         stats.runs += _refresh_key(
-            session, server_id, key, since, new_runs, prediction_config, pool, fpool, model
+            session, server_id, key, since, new_runs, prediction_config, pool, fpool, model, shares
         )
         stats.keys += 1
     return stats
@@ -123,6 +126,7 @@ def _refresh_key(
     pool: Mapping[str, Sequence[float]],
     fpool: Sequence[float],
     model: classaware.ClassAware | None,
+    shares: Callable[[], amdahl.Share | None] = lambda: None,
 ) -> int:
     import numpy as np
 
@@ -188,6 +192,7 @@ def _refresh_key(
             extra,
             prediction_config.min_history,
             class_train,
+            shares() if candidates.OPTIONS.amdahl and ok[:i].sum() < amdahl.FIT_RUNS else None,
         )
         points.append(p)
         f = rolling.forecast_interval(p, points, y, ok, i, prediction_config.level, fpool)

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple, overload
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from sparkscope.advisor.predict import classaware, rolling
+from sparkscope.advisor.predict import amdahl, classaware, rolling
 from sparkscope.advisor.predict.backtest import POOL, REFIT_GROWTH
 from sparkscope.advisor.predict.regimes import REGIMES
 from sparkscope.config.loader import PredictionConfig
@@ -131,6 +131,24 @@ def class_model(
         session.add(made)
         _remember(_model_key(session, server_id, made.fitted_at_ms, n, before_ms), fitted)
     return fitted
+
+
+def amdahl_share(session: Session, server_id: int, before_ms: int) -> amdahl.Share | None:
+    """The server's parallel share (``sparkscope.advisor.predict.amdahl``), learnt from its
+    latest ``amdahl.LEARN_RUNS`` successful runs that started before ``before_ms``."""
+    rows = session.execute(
+        select(RunPrediction.key, RunPrediction.vector, RunPrediction.duration_ms)
+        .where(
+            RunPrediction.server_id == server_id,
+            RunPrediction.succeeded.is_(True),
+            RunPrediction.start_time_ms < before_ms,
+        )
+        .order_by(RunPrediction.start_time_ms.desc())
+        .limit(amdahl.LEARN_RUNS)
+    ).all()
+    return amdahl.learn_rows(
+        (k, v, float(d)) for k, v, d in reversed(rows) if v and d is not None and d > 0
+    )
 
 
 def _model_key(

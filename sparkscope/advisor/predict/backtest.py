@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparkscope.advisor.predict import classaware, rolling
+from sparkscope.advisor.predict import amdahl, candidates, classaware, rolling
 from sparkscope.advisor.predict.regimes import EXTRAPOLATION, INTERPOLATION, NEW_KEY, REGIMES
 from sparkscope.advisor.predict.rolling import PredictedRun
 
@@ -79,6 +79,7 @@ def run_backtest(
     fitted_on = 0
     class_pred: Any = None
     class_model: Any = None
+    shares = amdahl.Tracker()
     all_X: Any = np.array([arrays[key][0][i] for _s, key, i in order]) if order else None
     for g, (_start, key, i) in enumerate(order):
         X, y, ok, t = arrays[key]
@@ -97,8 +98,10 @@ def run_backtest(
             anchor = rolling.anchor_runs(ok, i)
             if anchor is not None:
                 class_train = list(class_model.predict(X[anchor]))
+        few = candidates.OPTIONS.amdahl and int(ok[:i].sum()) < amdahl.FIT_RUNS
+        share = shares.share() if few else None
         p = rolling.predict_run(
-            X, y, ok, t, i, res.points, level, pool, fpool, extra, min_history, class_train
+            X, y, ok, t, i, res.points, level, pool, fpool, extra, min_history, class_train, share
         )
         res.points[i] = p
         res.forecasts[i] = rolling.forecast_interval(p, res.points, y, ok, i, level, fpool)
@@ -113,6 +116,7 @@ def run_backtest(
                 fpool.append(fe)
             seen_X.append(X[i])
             seen_y.append(float(y[i]))
+            shares.add(key, X[i], float(y[i]))
     return results
 
 

@@ -66,6 +66,12 @@ class Options:
     #: when False, by its own runs' default line as every other key (the class-aware model
     #: still competes as a challenger).
     class_serves_new: bool = False
+    #: A key of one to three runs on one slot count, predicted on other slots, is served by its
+    #: median work scaled by Amdahl's law with the parallel share of the server's other keys
+    #: (``amdahl``), the interval spanning the spread of their shares: "" off, "slots" (the
+    #: median work as it is), "size" (each run's work scaled to the run's size as well: tied on
+    #: the synthetic fleets it was chosen on, lost on a second draw).
+    amdahl: str = "slots"
 
 
 OPTIONS = Options()

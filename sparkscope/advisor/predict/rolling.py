@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sparkscope.advisor import conformal
-from sparkscope.advisor.predict import candidates, forecast, nextrun
+from sparkscope.advisor.predict import amdahl, candidates, forecast, nextrun
 from sparkscope.advisor.predict.baselines import MODELS as BASELINES
 from sparkscope.advisor.predict.knn import MODELS as KNN
 from sparkscope.advisor.predict.regimes import NEW_KEY, Regime, classify, difficulty
@@ -157,13 +157,14 @@ def predict_run(
     extra: Mapping[str, float] | None = None,
     min_history: int = NEW_KEY_RUNS,
     class_train: Sequence[float] | None = None,
+    share: amdahl.Share | None = None,
 ) -> PredictedRun:
     """Predict run ``i`` (and forecast it as the next run) from the runs before it; a key with
     fewer than ``min_history`` training runs is in the new-key regime. ``pooled``: other runs'
     log residuals, each divided by its run's difficulty (the conformal fallback), per regime
     (see ``pool_for``). ``class_train``: the class-aware model's durations of the training runs
     (``training_runs(ok, i)``, same order), which anchor it on the key's own runs (see
-    ``anchored``)."""
+    ``anchored``). ``share``: the server's parallel share (``Options.amdahl``)."""
     idx = training_runs(ok, i)
     point = PredictedRun(predictions={}, n_train=len(idx))
     if len(idx) == 0:
@@ -189,8 +190,19 @@ def predict_run(
     # nothing about lines of twenty).
     record = [s.errors for s in recent if s.kind != NEW_KEY]
     default = candidates.default_line(lines, Xt, yt, record, options)
+    scaled = None
+    if options.amdahl and not lines.work_terms:
+        scaled = amdahl.scaled(Xt, yt, x, share, options.amdahl)
+    if scaled is not None:  # its median work, which ignores the slots, scaled to them
+        point.predictions[amdahl.MODEL] = scaled[0]
+        default = amdahl.MODEL
     pool = pool_for(pooled, point.regime.kind)
     _serve(point, recent, level, pool, default, options)
+    if scaled is not None and point.model == amdahl.MODEL:
+        for other in scaled[1:]:  # the spread of the other keys' shares
+            point.alternative = other
+            _widen(point, recent, level, pool)
+        point.alternative = None
     if point.model in lines.alternative:
         point.alternative = lines.alternative[point.model]
         _widen(point, recent, level, pool)
