@@ -57,6 +57,9 @@ FORMS: dict[str, dict[str, Any]] = {
         "own_prior": True,
     },
     "anchored and own prior": {"class_serves_new": True, "anchored": True, "own_prior": True},
+    "rounds timeline: one": {"rounds_timeline": "one"},
+    "rounds timeline: few": {"rounds_timeline": "few"},
+    "rounds timeline: mean": {"rounds_timeline": "mean"},
     "none of these": {
         "work_default": "",
         "envelope": "",

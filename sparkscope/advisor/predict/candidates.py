@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparkscope.advisor.predict import extrapolate, workline
+from sparkscope.advisor.predict import extrapolate, rounds_prior, workline
 from sparkscope.advisor.predict.baselines import LineFit
 from sparkscope.advisor.predict.selection import MIN_SCORED, SELECT_RUNS, SWITCH_ALPHA
 
@@ -66,6 +66,9 @@ class Options:
     #: when False, by its own runs' default line as every other key (the class-aware model
     #: still competes as a challenger).
     class_serves_new: bool = False
+    #: A key of one to three iterative runs is served by what their job timelines say a round
+    #: costs (``rounds_prior.FORMS``: "" off, "one", "few", "mean").
+    rounds_timeline: str = ""
 
 
 OPTIONS = Options()
@@ -89,6 +92,7 @@ def line_candidates(Xt: Any, yt: Any, x: Any, alpha: float, options: Options = O
 
     fit = LineFit(Xt, yt, alpha)
     work = workline.fit(Xt, yt, rounds=options.rounds)
+    work = rounds_prior.serve(work, Xt, yt, options.rounds_timeline)
     evaluators = {
         IO_MODEL: lambda R: fit.at(R)[0],
         SLOT_MODEL: lambda R: fit.at(R)[1],
