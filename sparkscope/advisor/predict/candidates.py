@@ -69,6 +69,8 @@ class Options:
     #: A key of one to three iterative runs is served by what their job timelines say a round
     #: costs (``rounds_prior.FORMS``: "" off, "one", "few", "mean").
     rounds_timeline: str = ""
+    #: In that prior a round's cost grows with the size read (each round a pass over the data).
+    rounds_timeline_sized: bool = True
 
 
 OPTIONS = Options()
@@ -92,7 +94,7 @@ def line_candidates(Xt: Any, yt: Any, x: Any, alpha: float, options: Options = O
 
     fit = LineFit(Xt, yt, alpha)
     work = workline.fit(Xt, yt, rounds=options.rounds)
-    work = rounds_prior.serve(work, Xt, yt, options.rounds_timeline)
+    work = rounds_prior.serve(work, Xt, yt, options.rounds_timeline, options.rounds_timeline_sized)
     evaluators = {
         IO_MODEL: lambda R: fit.at(R)[0],
         SLOT_MODEL: lambda R: fit.at(R)[1],

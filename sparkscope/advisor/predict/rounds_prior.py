@@ -12,9 +12,9 @@ and a new run of ``rounds`` rounds at size ``s`` is predicted as
 
 each round a pass over the data (the per-round cost grows with the size read, as the rounds'
 term of :func:`sparkscope.advisor.predict.workline._few_runs`, ``iteration_size``; without a
-measured size a round costs ``round_j`` whatever the size). With two or three training runs, ``k``
-and the fixed part are the medians of the runs' own. One earlier run is enough, where the work
-line has only its median.
+measured size, or with ``sized`` False, a round costs ``round_j`` whatever the size). With two
+or three training runs, ``k`` and the fixed part are the medians of the runs' own. One earlier
+run is enough, where the work line has only its median.
 
 Fairness: the time-like measures (duration, start-up, round time) come from the training runs
 only; of the run predicted, only its counts are read (its rounds, its size) and its start-up as
@@ -67,9 +67,10 @@ class RoundsLine:
         return np.maximum(value, workline.FLOOR * self.y_min)
 
 
-def fit(Xt: Any, yt: Any) -> RoundsLine | None:
+def fit(Xt: Any, yt: Any, sized: bool = True) -> RoundsLine | None:
     """The prior of the training runs ``Xt``, ``yt`` (one to ``MAX_RUNS`` runs, every one with
-    rounds and a measured round time); None otherwise."""
+    rounds and a measured round time); None otherwise. ``sized``: a round's cost grows with the
+    size read (else it is the same at every size)."""
     import numpy as np
 
     n = len(yt)
@@ -78,7 +79,7 @@ def fit(Xt: Any, yt: Any) -> RoundsLine | None:
     rounds, per = Xt[:, ITERATIONS], Xt[:, ROUND_MS]
     if rounds.min() <= 0 or per.min() <= 0:
         return None
-    size_col = workline._size_col(Xt)
+    size_col = workline._size_col(Xt) if sized else None
     unit = np.maximum(Xt[:, size_col], 1.0) if size_col is not None else np.ones(n)
     k = float(np.median(per / unit))
     fixed = float(np.median(np.maximum(yt - Xt[:, STARTUP] - rounds * per, 0.0)))
@@ -103,12 +104,12 @@ class _Mean:
         return np.sqrt(np.maximum(self.a.at(rows), 1e-9) * np.maximum(self.b.at(rows), 1e-9))
 
 
-def serve(work: Any, Xt: Any, yt: Any, form: str) -> Any:
+def serve(work: Any, Xt: Any, yt: Any, form: str, sized: bool = True) -> Any:
     """The line that stands for the work line of the training runs ``Xt``, ``yt`` under the
     form ``form`` (see ``FORMS``): ``work`` itself, the prior, or both's mean."""
     if not form:
         return work
-    prior = fit(Xt, yt)
+    prior = fit(Xt, yt, sized)
     if prior is None:
         return work
     if form == "one":
