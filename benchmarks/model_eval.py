@@ -60,9 +60,9 @@ FORMS: dict[str, dict[str, Any]] = {
     "rounds timeline: one": {"rounds_timeline": "one"},
     "rounds timeline: few": {"rounds_timeline": "few"},
     "rounds timeline: mean": {"rounds_timeline": "mean"},
-    "rounds timeline: one, flat": {"rounds_timeline": "one", "rounds_timeline_sized": False},
-    "rounds timeline: few, flat": {"rounds_timeline": "few", "rounds_timeline_sized": False},
-    "rounds timeline: mean, flat": {"rounds_timeline": "mean", "rounds_timeline_sized": False},
+    "rounds timeline: one flat": {"rounds_timeline": "one", "rounds_timeline_sized": False},
+    "rounds timeline: few flat": {"rounds_timeline": "few", "rounds_timeline_sized": False},
+    "rounds timeline: mean flat": {"rounds_timeline": "mean", "rounds_timeline_sized": False},
     "none of these": {
         "work_default": "",
         "envelope": "",
