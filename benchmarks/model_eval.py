@@ -57,7 +57,7 @@ FORMS: dict[str, dict[str, Any]] = {
         "own_prior": True,
     },
     "anchored and own prior": {"class_serves_new": True, "anchored": True, "own_prior": True},
-    "rounds timeline: one": {"rounds_timeline": "one"},
+    "no rounds timeline": {"rounds_timeline": ""},
     "rounds timeline: few": {"rounds_timeline": "few"},
     "rounds timeline: mean": {"rounds_timeline": "mean"},
     "rounds timeline: one flat": {"rounds_timeline": "one", "rounds_timeline_sized": False},

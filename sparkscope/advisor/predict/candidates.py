@@ -66,9 +66,10 @@ class Options:
     #: when False, by its own runs' default line as every other key (the class-aware model
     #: still competes as a challenger).
     class_serves_new: bool = False
-    #: A key of one to three iterative runs is served by what their job timelines say a round
-    #: costs (``rounds_prior.FORMS``: "" off, "one", "few", "mean").
-    rounds_timeline: str = ""
+    #: What the training runs' job timelines say a round costs (``rounds_prior.FORMS``): "one"
+    #: serves it where the work line has no first-principle term (one earlier run, or runs whose
+    #: counts do not differ); "few" and "mean" did no better on the synthetic fleets.
+    rounds_timeline: str = "one"
     #: In that prior a round's cost grows with the size read (each round a pass over the data).
     rounds_timeline_sized: bool = True
 

@@ -62,7 +62,12 @@ def test_one_run_at_10_rounds_predicts_30_rounds_within_one_percent(timeline_on:
 def test_without_the_switch_one_run_gives_only_its_own_duration() -> None:
     X = _runs([10, 30])
     y = _duration(X)
-    p = _predict(X, y)
+    old = candidates.OPTIONS
+    candidates.OPTIONS = dataclasses.replace(old, rounds_timeline="")
+    try:
+        p = _predict(X, y)
+    finally:
+        candidates.OPTIONS = old
     assert p.expected is not None
     assert abs(p.expected / y[-1] - 1) > 0.5  # 28 s for a 68 s run: what the prior corrects
 
@@ -113,14 +118,15 @@ def test_a_key_without_iterations_is_predicted_as_without_the_switch() -> None:
     X[:, IB] = [1e8, 2e8, 3e8]
     X[:, ROUND] = 0.0
     y = X[:, STARTUP] + 4_000 + X[:, IB] / 1e5
-    off = _predict(X, y)
     old = candidates.OPTIONS
-    candidates.OPTIONS = dataclasses.replace(old, rounds_timeline="few")
-    try:
-        on = _predict(X, y)
-    finally:
-        candidates.OPTIONS = old
-    assert on.predictions == off.predictions
+    out = []
+    for form in ("", "few"):
+        candidates.OPTIONS = dataclasses.replace(old, rounds_timeline=form)
+        try:
+            out.append(_predict(X, y).predictions)
+        finally:
+            candidates.OPTIONS = old
+    assert out[0] == out[1]
 
 
 def _job(description: str, submitted: int | None, completed: int | None) -> dict[str, object]:
