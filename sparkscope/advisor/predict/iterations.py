@@ -61,11 +61,13 @@ def round_ms(jobs: Iterable[Mapping[str, Any]]) -> float:
     ``jobs``: mappings with ``description``, ``submitted`` and ``completed`` (epoch ms)."""
     starts: list[tuple[int, int]] = []  # (first submission, last completion) per round
     for members in _loop(jobs).values():
-        submitted = [j.get("submitted") for j in members]
-        completed = [j.get("completed") for j in members]
-        if any(v is None for v in submitted) or any(v is None for v in completed):
-            return 0.0
-        starts.append((min(int(v) for v in submitted), max(int(v) for v in completed)))
+        times: list[tuple[int, int]] = []
+        for job in members:
+            submitted, completed = job.get("submitted"), job.get("completed")
+            if submitted is None or completed is None:
+                return 0.0
+            times.append((int(submitted), int(completed)))
+        starts.append((min(a for a, _b in times), max(b for _a, b in times)))
     if not starts:
         return 0.0
     starts.sort()
