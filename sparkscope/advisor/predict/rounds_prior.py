@@ -54,6 +54,25 @@ class RoundsLine:
     terms: tuple[str, ...] = (TERM,)
     press: float = math.inf
 
+    def to_json(self) -> dict[str, Any]:
+        """The prior as plain numbers (``from_json`` evaluates it again)."""
+        return {
+            "fixed": self.fixed,
+            "per_round": self.per_round,
+            "size_col": self.size_col,
+            "y_min": self.y_min,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RoundsLine:
+        size_col = data.get("size_col")
+        return cls(
+            fixed=float(data["fixed"]),
+            per_round=float(data["per_round"]),
+            size_col=None if size_col is None else int(size_col),
+            y_min=float(data.get("y_min") or 0.0),
+        )
+
     def at(self, rows: Any) -> Any:
         """Start-up plus the fixed part plus the rounds' cost for each row (only its counts, its
         size and its start-up are read), never below the work line's floor."""

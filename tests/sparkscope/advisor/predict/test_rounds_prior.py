@@ -162,3 +162,17 @@ def test_run_features_keep_the_round_time_and_old_json_still_loads() -> None:
     assert RunFeatures.from_json(old).vector()[ROUND] == 0.0
     stored = f.vector()[:ROUND]  # a vector stored before the feature was appended
     assert padded(stored) == [*stored, 0.0]
+
+
+def test_the_next_run_at_a_size_asked_for_uses_the_prior_that_served(timeline_on: None) -> None:
+    import json
+
+    from sparkscope.advisor.predict.nextrun import at_size, basis
+
+    X = _runs([10])
+    stored = json.loads(json.dumps(basis(X, _duration(X), "work_line", [0.05, -0.05] * 5, 0.8, 5)))
+    assert rounds_prior.TERM in stored["line"]
+    # 10 rounds at twice the input: each round a pass over twice the data.
+    assert at_size(stored, input_bytes=8e8)["expected_ms"] == pytest.approx(
+        3_000 + 5_000 + 2_000 * 10 * 2, rel=1e-6
+    )
