@@ -59,6 +59,12 @@ FORMS: dict[str, dict[str, Any]] = {
     "anchored and own prior": {"class_serves_new": True, "anchored": True, "own_prior": True},
     "no Amdahl scaling of new keys": {"amdahl": ""},
     "Amdahl scaling of new keys to their slots and size": {"amdahl": "size"},
+    "no rounds timeline": {"rounds_timeline": ""},
+    "rounds timeline: few": {"rounds_timeline": "few"},
+    "rounds timeline: mean": {"rounds_timeline": "mean"},
+    "rounds timeline: one flat": {"rounds_timeline": "one", "rounds_timeline_sized": False},
+    "rounds timeline: few flat": {"rounds_timeline": "few", "rounds_timeline_sized": False},
+    "rounds timeline: mean flat": {"rounds_timeline": "mean", "rounds_timeline_sized": False},
     "none of these": {
         "work_default": "",
         "envelope": "",
