@@ -6,6 +6,7 @@ browsing the page changes nothing in the outbox."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,6 +19,7 @@ from sparkscope.models.analysis import AnalysisResult
 from sparkscope.models.application import Application
 from sparkscope.models.notify import NotifyOutbox
 from sparkscope.notify import outbox
+from sparkscope.notify.status import current_period
 from sparkscope.web.app import create_app
 from tests.sparkscope.notify.corpus import NOTIFICATIONS
 from tests.sparkscope.notify.samples import HOSTILE_NAME
@@ -45,11 +47,17 @@ def facts(page: Any) -> dict[str, str]:
 
 @pytest.fixture
 def page_db(corpus_url: str) -> Iterator[tuple[str, Any]]:
-    """The corpus with its three costliest applications ended an hour ago (inside the previews'
-    periods), the costliest renamed to a hostile name, and the hook's newest attempt failed."""
+    """The corpus with its three costliest applications ended inside both previews' periods
+    (halfway between the evening digest's latest boundary and now, so at any time of day), the
+    costliest renamed to a hostile name, and the hook's newest attempt failed."""
     engine = make_engine(corpus_url)
     factory = make_sessionmaker(engine)
     now = now_ms()
+    config = parse_config({"database_url": corpus_url, "notifications": NOTIFICATIONS}, env={})
+    assert config.notifications is not None
+    evening = config.notifications.digests[0]
+    since = current_period(evening, dt.datetime.fromtimestamp(now / 1000, dt.UTC)).start
+    ended = (int(since.timestamp() * 1000) + now) // 2
     with factory() as session, session.begin():
         costliest = list(
             session.scalars(
@@ -61,9 +69,7 @@ def page_db(corpus_url: str) -> Iterator[tuple[str, Any]]:
             )
         )  # fmt: skip
         session.execute(
-            update(Application)
-            .where(Application.id.in_(costliest))
-            .values(end_time_ms=now - 3_600_000)
+            update(Application).where(Application.id.in_(costliest)).values(end_time_ms=ended)
         )
         session.execute(
             update(Application).where(Application.id == costliest[0]).values(name=HOSTILE_NAME)
@@ -122,7 +128,7 @@ def test_the_notifications_page_in_a_browser(page_db: tuple[str, Any]) -> None:
             preview = page.locator("#digest-preview")
             subject = page.locator("#digest-subject").inner_text()
             assert subject.startswith("evening digest for all applications: "), subject
-            assert facts(page)["Applications"] == "3"  # the three that ended an hour ago
+            assert facts(page)["Applications"] == "3"  # the three that ended in its period
             text = preview.inner_text()
             assert HOSTILE_NAME in text  # the costliest application, as text
             assert preview.locator("script, img").count() == 0
