@@ -8,14 +8,13 @@ share 0.8 on one slot, so a new key's run of 1 GB on 2 slots (12 s) takes 6 s on
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 
 import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from sparkscope.advisor.predict import amdahl, candidates
+from sparkscope.advisor.predict import amdahl
 from sparkscope.config.loader import PredictionConfig
 from sparkscope.db import make_engine, make_sessionmaker
 from sparkscope.models.application import Application, Executor
@@ -23,6 +22,7 @@ from sparkscope.models.fetch import HistoryServer
 from sparkscope.models.predictions import RunPrediction
 from sparkscope.prediction import refresh as predictions
 from sparkscope.prediction import server_models
+from tests.support.prediction import prediction_options
 
 DAY_MS = 86_400_000
 START = 1_700_000_000_000
@@ -50,25 +50,23 @@ def _add(s: Session, i: int, name: str, day: int, size: int, slots: int) -> None
 def factory(fresh_db_url: str) -> Iterator[sessionmaker[Session]]:
     """Three keys of eight runs on 2 to 16 slots (refreshed), then a new key: 1 GB on 2 slots,
     then on 8."""
-    old = candidates.OPTIONS
-    candidates.OPTIONS = dataclasses.replace(old, amdahl="slots")
-    engine = make_engine(fresh_db_url)
-    made = make_sessionmaker(engine)
-    with made() as s, s.begin():
-        s.add(HistoryServer(id=1, name="one", url="-", created_at_ms=0))
-        i = 0
-        for k in range(3):
-            for j, slots in enumerate((2, 4, 8, 16, 4, 2, 16, 8)):
-                _add(s, i, f"other-{k}", 10 * k + j, 10**9 * (1 + k + j % 3), slots)
-                i += 1
-    # as at fetch time: the share is learnt from runs stored before the refresh's new ones
-    assert predictions.refresh_server(made, 1, PredictionConfig()).runs == 24
-    with made() as s, s.begin():
-        _add(s, i, "new", 50, 10**9, 2)
-        _add(s, i + 1, "new", 51, 10**9, 8)
-    yield made
-    candidates.OPTIONS = old
-    engine.dispose()
+    with prediction_options(amdahl="slots"):
+        engine = make_engine(fresh_db_url)
+        made = make_sessionmaker(engine)
+        with made() as s, s.begin():
+            s.add(HistoryServer(id=1, name="one", url="-", created_at_ms=0))
+            i = 0
+            for k in range(3):
+                for j, slots in enumerate((2, 4, 8, 16, 4, 2, 16, 8)):
+                    _add(s, i, f"other-{k}", 10 * k + j, 10**9 * (1 + k + j % 3), slots)
+                    i += 1
+        # as at fetch time: the share is learnt from runs stored before the refresh's new ones
+        assert predictions.refresh_server(made, 1, PredictionConfig()).runs == 24
+        with made() as s, s.begin():
+            _add(s, i, "new", 50, 10**9, 2)
+            _add(s, i + 1, "new", 51, 10**9, 8)
+        yield made
+        engine.dispose()
 
 
 def test_the_share_is_learnt_from_the_stored_runs_of_the_other_keys(
@@ -92,8 +90,8 @@ def test_the_share_is_learnt_from_the_stored_runs_of_the_other_keys(
 
 
 def test_off_the_new_key_is_predicted_by_its_run_as_it_was(factory: sessionmaker[Session]) -> None:
-    candidates.OPTIONS = dataclasses.replace(candidates.OPTIONS, amdahl="")
-    predictions.refresh_server(factory, 1, PredictionConfig())
+    with prediction_options(amdahl=""):
+        predictions.refresh_server(factory, 1, PredictionConfig())
     with factory() as s:
         expected, served = s.execute(
             select(RunPrediction.expected_ms, RunPrediction.candidates).where(

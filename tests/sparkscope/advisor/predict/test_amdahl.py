@@ -9,15 +9,15 @@ on its own 2 slots.)
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 
 import numpy as np
 import pytest
 
-from sparkscope.advisor.predict import amdahl, candidates, rolling
+from sparkscope.advisor.predict import amdahl, rolling
 from sparkscope.advisor.predict.backtest import Run, run_backtest
 from sparkscope.advisor.predict.features import NUMERIC
+from tests.support.prediction import prediction_options
 
 IB, CORES, STARTUP = (NUMERIC.index(n) for n in ("input_bytes", "cores", "startup_ms"))
 DAY = 86_400_000
@@ -37,10 +37,8 @@ def _durations(X: np.ndarray, p: float = 0.8, per_byte: float = 2e-5) -> np.ndar
 
 @pytest.fixture
 def amdahl_on() -> Iterator[None]:
-    old = candidates.OPTIONS
-    candidates.OPTIONS = dataclasses.replace(old, amdahl="slots")
-    yield
-    candidates.OPTIONS = old
+    with prediction_options(amdahl="slots"):
+        yield
 
 
 def test_a_keys_share_is_its_parallel_share_on_one_slot_whatever_its_slots() -> None:
@@ -130,14 +128,14 @@ def test_off_or_no_share_changes_nothing(amdahl_on: None) -> None:
     without = _predict(None, [2, 4, 8])
     assert with_share.model == without.model != amdahl.MODEL
     assert with_share.predictions == without.predictions
-    candidates.OPTIONS = dataclasses.replace(candidates.OPTIONS, amdahl="")
-    off = _predict(share, [2, 2, 8])
-    assert amdahl.MODEL not in off.predictions
-    assert (off.expected, off.low, off.high) == (
-        (none := _predict(None, [2, 2, 8])).expected,
-        none.low,
-        none.high,
-    )
+    with prediction_options(amdahl=""):
+        off = _predict(share, [2, 2, 8])
+        assert amdahl.MODEL not in off.predictions
+        assert (off.expected, off.low, off.high) == (
+            (none := _predict(None, [2, 2, 8])).expected,
+            none.low,
+            none.high,
+        )
 
 
 def _key(name: str, start_day: int, slots: list[float], per_byte: float, grow: float) -> list[Run]:

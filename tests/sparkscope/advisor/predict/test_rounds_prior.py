@@ -8,15 +8,15 @@ timeline shows 2 s a round.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 
 import numpy as np
 import pytest
 
-from sparkscope.advisor.predict import candidates, rolling, rounds_prior
+from sparkscope.advisor.predict import rolling, rounds_prior
 from sparkscope.advisor.predict.features import NUMERIC, RunFeatures, padded, run_features
 from sparkscope.advisor.predict.iterations import iterations, round_ms
+from tests.support.prediction import prediction_options
 
 IB, CORES, STARTUP, ITERS, ROUND = (
     NUMERIC.index(n) for n in ("input_bytes", "cores", "startup_ms", "iterations", "round_ms")
@@ -25,10 +25,8 @@ IB, CORES, STARTUP, ITERS, ROUND = (
 
 @pytest.fixture
 def timeline_on() -> Iterator[None]:
-    old = candidates.OPTIONS
-    candidates.OPTIONS = dataclasses.replace(old, rounds_timeline="one")
-    yield
-    candidates.OPTIONS = old
+    with prediction_options(rounds_timeline="one"):
+        yield
 
 
 def _runs(rounds: list[float], sizes: list[float] | None = None) -> np.ndarray:
@@ -62,12 +60,8 @@ def test_one_run_at_10_rounds_predicts_30_rounds_within_one_percent(timeline_on:
 def test_without_the_switch_one_run_gives_only_its_own_duration() -> None:
     X = _runs([10, 30])
     y = _duration(X)
-    old = candidates.OPTIONS
-    candidates.OPTIONS = dataclasses.replace(old, rounds_timeline="")
-    try:
+    with prediction_options(rounds_timeline=""):
         p = _predict(X, y)
-    finally:
-        candidates.OPTIONS = old
     assert p.expected is not None
     assert abs(p.expected / y[-1] - 1) > 0.5  # 28 s for a 68 s run: what the prior corrects
 
@@ -118,14 +112,10 @@ def test_a_key_without_iterations_is_predicted_as_without_the_switch() -> None:
     X[:, IB] = [1e8, 2e8, 3e8]
     X[:, ROUND] = 0.0
     y = X[:, STARTUP] + 4_000 + X[:, IB] / 1e5
-    old = candidates.OPTIONS
     out = []
     for form in ("", "few"):
-        candidates.OPTIONS = dataclasses.replace(old, rounds_timeline=form)
-        try:
+        with prediction_options(rounds_timeline=form):
             out.append(_predict(X, y).predictions)
-        finally:
-            candidates.OPTIONS = old
     assert out[0] == out[1]
 
 
