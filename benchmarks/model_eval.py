@@ -22,12 +22,15 @@ from typing import Any
 
 from sparkscope.advisor.predict import candidates
 from sparkscope.advisor.predict.backtest import (
+    BANDS,
     Metrics,
     Run,
+    band_metrics,
     metrics,
     regime_metrics,
     run_backtest,
     score,
+    scored_runs,
 )
 from sparkscope.advisor.predict.forward import forward_split
 
@@ -59,6 +62,9 @@ FORMS: dict[str, dict[str, Any]] = {
     "anchored and own prior": {"class_serves_new": True, "anchored": True, "own_prior": True},
     "no Amdahl scaling of new keys": {"amdahl": ""},
     "Amdahl scaling of new keys to their slots and size": {"amdahl": "size"},
+    "size elasticity of other keys for narrow keys": {"elasticity": "pooled"},
+    "size elasticity of other keys for narrow keys and own for wide": {"elasticity": "own"},
+    "size elasticity of the whole work of other keys for narrow keys": {"elasticity": "total"},
     "none of these": {
         "work_default": "",
         "envelope": "",
@@ -103,6 +109,8 @@ def figures(runs: list[Run], class_aware: bool) -> dict[str, Metrics]:
     out = {"overall": metrics(results.values(), LEVEL, 5)}
     out.update(regime_metrics(results.values(), LEVEL, 5))
     out["forward"] = score([(float(f.run.duration_ms or 0), f.point, None) for f in forward], LEVEL)
+    bands = band_metrics(scored_runs(results.values(), 5), LEVEL)
+    out.update({f"outside {b}": m for b, m in bands.items()})
     return out
 
 
@@ -124,6 +132,9 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="The synthetic fleets with the class-aware model (the new keys' forms need it).",
     )
+    parser.add_argument(
+        "--bands", action="store_true", help="Outside the range per band of distance as well."
+    )
     args = parser.parse_args(argv)
     from benchmarks.synthetic_keys import iteration_fleet, keys
 
@@ -138,7 +149,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for name in () if args.no_corpora else CORPORA:
             evaluations[name] = (corpus_runs(ROOT / "demo" / name, Path(tmp)), True)
-    columns = ("overall", "interpolation", "extrapolation", "new_key", "forward")
+    columns: tuple[str, ...] = ("overall", "interpolation", "extrapolation", "new_key", "forward")
+    if args.bands:
+        columns += tuple(f"outside {lo:g}-{hi:g}x" for lo, hi in BANDS[:-1]) + ("outside >2x",)
     for form in wanted:
         print(f"## {form}  {FORMS[form] or ''}", flush=True)
         print("| evaluation | " + " | ".join(columns) + " |")

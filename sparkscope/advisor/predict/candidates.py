@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparkscope.advisor.predict import extrapolate, workline
+from sparkscope.advisor.predict import elasticity, extrapolate, workline
 from sparkscope.advisor.predict.baselines import LineFit
 from sparkscope.advisor.predict.selection import MIN_SCORED, SELECT_RUNS, SWITCH_ALPHA
 
@@ -72,6 +72,11 @@ class Options:
     #: median work as it is), "size" (each run's work scaled to the run's size as well: tied on
     #: the synthetic fleets it was chosen on, lost on a second draw).
     amdahl: str = "slots"
+    #: Beyond the range of sizes, the lines of a key whose own range is narrow continue with
+    #: their variable part bent by the size elasticity of the server's other keys
+    #: (``elasticity``), the interval spanning the spread and the straight value: "" off,
+    #: "pooled", "own" (a key of a wide range with its own elasticity as well).
+    elasticity: str = ""
 
 
 OPTIONS = Options()
@@ -87,10 +92,20 @@ class Lines:
     incumbent: str = IO_MODEL
     work_terms: tuple[str, ...] = ()
     press: dict[str, float] = field(default_factory=dict)
+    #: Other values of each line the interval spans (``Options.elasticity``).
+    spread: dict[str, list[float]] = field(default_factory=dict)
 
 
-def line_candidates(Xt: Any, yt: Any, x: Any, alpha: float, options: Options = OPTIONS) -> Lines:
-    """The I/O, slot and work lines of the training runs ``Xt``, ``yt`` for the run ``x``."""
+def line_candidates(
+    Xt: Any,
+    yt: Any,
+    x: Any,
+    alpha: float,
+    options: Options = OPTIONS,
+    elastic: Callable[[], elasticity.Elasticity | None] | None = None,
+) -> Lines:
+    """The I/O, slot and work lines of the training runs ``Xt``, ``yt`` for the run ``x``
+    (``elastic``: the server's size elasticity, asked for only where it is used)."""
     import numpy as np
 
     fit = LineFit(Xt, yt, alpha)
@@ -114,6 +129,13 @@ def line_candidates(Xt: Any, yt: Any, x: Any, alpha: float, options: Options = O
             _s, other = continued(f, Xt, yt, X1, options.envelope)
             if abs(float(other[0]) - float(value[0])) > 1e-9:
                 out.alternative[name] = float(other[0])
+    if options.elasticity and elastic is not None:
+        bent = elasticity.bent(
+            evaluators, out.predictions, work.exponent, Xt, yt, X1[0], options.elasticity, elastic
+        )
+        for name, (value, others) in bent.items():
+            out.predictions[name] = value
+            out.spread[name] = others
     return out
 
 
