@@ -80,7 +80,7 @@ def run_backtest(
     class_pred: Any = None
     class_model: Any = None
     shares = amdahl.Tracker()
-    elastic = elasticity.Tracker(candidates.OPTIONS.elasticity)
+    elastic = elasticity.SizeTracker(candidates.OPTIONS.elasticity)
     all_X: Any = np.array([arrays[key][0][i] for _s, key, i in order]) if order else None
     for g, (_start, key, i) in enumerate(order):
         X, y, ok, t = arrays[key]

@@ -75,7 +75,9 @@ class Options:
     #: Beyond the range of sizes, the lines of a key whose own range is narrow continue with
     #: their variable part bent by the size elasticity of the server's other keys
     #: (``elasticity``), the interval spanning the spread and the straight value: "" off,
-    #: "pooled", "own" (a key of a wide range with its own elasticity as well).
+    #: "pooled", "own" (a key of a wide range with its own elasticity as well), "total" (the
+    #: whole work at the edge times r^e). Each lost on the synthetic forward split it was
+    #: measured on (docs/dev/models.md), so it stays off.
     elasticity: str = ""
 
 

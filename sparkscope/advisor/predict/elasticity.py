@@ -36,6 +36,9 @@ cent of noise, a fixed part and a curvature cannot be told apart) and its iterat
 not vary (its work then moves with the rounds as well as the size). A key whose own range is at
 least ``WIDE`` keeps its own lines (form "pooled"), or is continued with its own ``e`` (form
 "own"); a work line whose size exponent is below 1 has learnt its curvature and is left as it is.
+Form "total" bends the whole work at the edge instead, with the keys' log-log slopes of work on
+size. None of the three is adopted (``Options.elasticity`` is off): each lost on the synthetic
+forward split it was chosen on; the figures are in docs/dev/models.md.
 """
 
 from __future__ import annotations
@@ -172,7 +175,7 @@ def continued(
     return max(value, workline.FLOOR * float(np.min(yt)))
 
 
-class Tracker:
+class SizeTracker:
     """The elasticity of the server's latest ``LEARN_RUNS`` successful runs seen so far, for the
     rolling-origin backtest: what a refresh learns from the stored runs before it."""
 
@@ -222,8 +225,8 @@ def learn_rows(
     rows: Iterable[tuple[str, Sequence[float], float]], form: str = "pooled"
 ) -> Elasticity | None:
     """The server's elasticity from its successful runs ``(key, vector, duration)``, oldest
-    first (the latest ``LEARN_RUNS`` of them count, as in :class:`Tracker`)."""
-    tracker = Tracker(form)
+    first (the latest ``LEARN_RUNS`` of them count, as in :class:`SizeTracker`)."""
+    tracker = SizeTracker(form)
     for key, row, duration in rows:
         tracker.add(key, row, duration)
     return tracker.elasticity()
@@ -253,6 +256,7 @@ def bent(
     ratio, _c = extrapolate.size_ratio(Xt, x)
     if not form or ratio == 1.0 or len(yt) < workline.FIT_RUNS:
         return {}
+    ends: tuple[float, ...]
     if narrow(Xt, x):
         got = learnt()
         if got is None:

@@ -195,3 +195,20 @@ def test_the_backtest_learns_the_elasticity_from_the_keys_before(pooled_on: None
     alone = run_backtest(others[0] + narrow, 0.8, class_aware=False)["narrow"].points[6]
     assert alone is not None
     assert alone.predictions["io_line"] == pytest.approx(START + 2e-6 * 4.5e9, rel=LINE_TOLERANCE)
+
+
+def test_the_whole_work_form_bends_the_fixed_part_too() -> None:
+    X = _rows(np.geomspace(1e9, 5e9, 8))
+    assert elasticity.key_elasticity(X, _power(X, 0.7), "total") == pytest.approx(0.7, abs=1e-6)
+    # with a fixed part the whole work's log-log slope is below the variable part's exponent
+    whole = elasticity.key_elasticity(X, _power(X, 0.7, fixed=20_000), "total")
+    assert whole is not None and whole < 0.6
+    Xt = _rows([1e9, 1.2e9, 1.4e9, 1.5e9])
+
+    def with_fixed(rows: np.ndarray) -> np.ndarray:
+        rows = np.atleast_2d(rows)
+        return rows[:, STARTUP] + 10_000 + 2e-6 * rows[:, IB]
+
+    x = _rows([4.5e9])[0]
+    got = elasticity.continued(with_fixed, Xt, with_fixed(Xt), x, 0.7, whole=True)
+    assert got == pytest.approx(START + (10_000 + 2e-6 * 1.5e9) * 3**0.7)
