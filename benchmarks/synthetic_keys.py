@@ -23,6 +23,11 @@ application's work must be extrapolated in rounds rather than in bytes. Half of 
 their task slots between runs from the first one on. It was written from that principle (work =
 fixed + rounds x cost of a round, the round's cost a pass over the data), before any form was
 measured on it.
+
+Each iterative run also carries what its job timeline shows of one round (the ``round_ms``
+feature): the cost of a round at its size and slots, with noise of the run's own size. Added from
+the same principle (a round's wall time is the per-round cost the duration is made of) before
+any form using it was measured.
 """
 
 from __future__ import annotations
@@ -63,14 +68,18 @@ class Law:
             return self.c * s * math.log2(1 + s / self.s0)
         return self.c * s
 
+    def round_ms(self, s: float, slots: float) -> float:
+        """The wall time of one round of the loop, noise-free (ms; 0 for a key without one)."""
+        spread = (1 - self.alpha) + self.alpha / slots  # Amdahl: the parallel share shrinks
+        return (self.per_iteration_ms + self.iteration_c * s) * spread
+
     def work(self, s: float, slots: float, iterations: float, tasks: float) -> float:
         """The duration beyond start-up, noise-free (ms)."""
-        spread = (1 - self.alpha) + self.alpha / slots  # Amdahl: the parallel share shrinks
-        per_round = self.per_iteration_ms + self.iteration_c * s
+        spread = (1 - self.alpha) + self.alpha / slots
         return (
             self.fixed_ms
             + self.variable(s) * spread
-            + iterations * per_round * spread
+            + iterations * self.round_ms(s, slots)
             + tasks * self.per_task_ms
         )
 
@@ -164,6 +173,12 @@ def key_runs(
         v[_COL["startup_ms"]] = startup
         v[_COL["iterations"]] = iters
         v[_COL["arg_0"]] = iters
+        if iters > 0:
+            # What the run's job timeline shows of one round: its cost, with the run's own noise
+            # drawn apart (a part of a run varies as the whole does); from a generator of its
+            # own, so that the rest of the fleet is drawn as before the timeline was added.
+            timeline = random.Random(f"{key}/{i}")
+            v[_COL["round_ms"]] = law.round_ms(s, slots) * math.exp(timeline.gauss(0, sigma))
         runs.append(Run(key, start0 + i * DAY_MS, duration, True, v))
     return runs, law
 

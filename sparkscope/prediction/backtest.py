@@ -23,7 +23,7 @@ from sparkscope.advisor.predict.backtest import (
     score,
     scored_runs,
 )
-from sparkscope.advisor.predict.features import recurring_key
+from sparkscope.advisor.predict.features import padded, recurring_key
 from sparkscope.advisor.predict.forward import ForwardRun, forward_split
 from sparkscope.config.loader import PredictionConfig
 from sparkscope.models.application import Application
@@ -122,7 +122,7 @@ def _runs(
                 RunPrediction.application_id.in_(ids[i : i + 5000])
             )
         ):
-            stored[pk] = list(f)
+            stored[pk] = padded(f or [])
     missing = [pk for pk in ids if pk not in stored]
     for r in load_runs(session, missing, numbers_only=True):
         stored[r.id] = r.features.vector()

@@ -20,6 +20,7 @@ from sparkscope.advisor.predict import rolling
 from sparkscope.advisor.predict.features import (
     KEY_SETTINGS,
     RunFeatures,
+    padded,
     recurring_key,
     run_features,
 )
@@ -165,15 +166,17 @@ def _load_batch(session: Session, ids: list[int], numbers_only: bool = False) ->
         execs[pk].append({"is_driver": is_driver, "total_cores": cores})
     first_job: dict[int, int] = {}
     jobs: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for pk, submitted, description in session.execute(
-        select(Job.application_id, Job.submission_time_ms, Job.description).where(
-            Job.application_id.in_(ids)
-        )
+    for pk, submitted, completed, description in session.execute(
+        select(
+            Job.application_id, Job.submission_time_ms, Job.completion_time_ms, Job.description
+        ).where(Job.application_id.in_(ids))
     ):
         if submitted is not None:
             first_job[pk] = min(first_job.get(pk, submitted), submitted)
         if description:
-            jobs[pk].append({"description": description})
+            jobs[pk].append(
+                {"description": description, "submitted": submitted, "completed": completed}
+            )
     stages: dict[int, list[dict[str, Any]]] = defaultdict(list)
     if numbers_only:
         for pk, records in session.execute(
@@ -302,7 +305,7 @@ def stored_runs(session: Session, server_id: int, key: str, since: int) -> list[
 
 def _stored_run(row: Any, **extra: Any) -> StoredRun:
     pk, start, duration, good, fetched, vector = row[:6]
-    return StoredRun(pk, start, duration, good, fetched, _parse(vector), **extra)
+    return StoredRun(pk, start, duration, good, fetched, padded(_parse(vector) or []), **extra)
 
 
 def earlier_features(session: Session, runs: list[StoredRun], i: int) -> list[RunFeatures]:

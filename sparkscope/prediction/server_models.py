@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from sparkscope.advisor.predict import amdahl, candidates, classaware, elasticity, rolling
 from sparkscope.advisor.predict.backtest import POOL, REFIT_GROWTH
+from sparkscope.advisor.predict.features import padded
 from sparkscope.advisor.predict.regimes import REGIMES
 from sparkscope.config.loader import PredictionConfig
 from sparkscope.db import now_ms
@@ -115,7 +116,7 @@ def class_model(
         .order_by(RunPrediction.start_time_ms.desc())
         .limit(classaware.MAX_TRAIN)
     ).all()
-    X = np.array([v for v, _d in reversed(rows)], dtype=float)
+    X = np.array([padded(v) for v, _d in reversed(rows)], dtype=float)
     y = np.array([float(d or 0) for _v, d in reversed(rows)])
     fitted = classaware.fit(X, y)
     if fitted is not None and (cached is None or cached.fitted_before_ms <= before_ms):
@@ -147,7 +148,7 @@ def amdahl_share(session: Session, server_id: int, before_ms: int) -> amdahl.Sha
         .limit(amdahl.LEARN_RUNS)
     ).all()
     return amdahl.learn_rows(
-        (k, v, float(d)) for k, v, d in reversed(rows) if v and d is not None and d > 0
+        (k, padded(v), float(d)) for k, v, d in reversed(rows) if v and d is not None and d > 0
     )
 
 

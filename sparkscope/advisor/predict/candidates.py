@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparkscope.advisor.predict import elasticity, extrapolate, workline
+from sparkscope.advisor.predict import elasticity, extrapolate, rounds_prior, workline
 from sparkscope.advisor.predict.baselines import LineFit
 from sparkscope.advisor.predict.selection import MIN_SCORED, SELECT_RUNS, SWITCH_ALPHA
 
@@ -72,6 +72,12 @@ class Options:
     #: median work as it is), "size" (each run's work scaled to the run's size as well: tied on
     #: the synthetic fleets it was chosen on, lost on a second draw).
     amdahl: str = "slots"
+    #: What the training runs' job timelines say a round costs (``rounds_prior.FORMS``): "one"
+    #: serves it where the work line has no first-principle term (one earlier run, or runs whose
+    #: counts do not differ); "few" and "mean" did no better on the synthetic fleets.
+    rounds_timeline: str = "one"
+    #: In that prior a round's cost grows with the size read (each round a pass over the data).
+    rounds_timeline_sized: bool = True
     #: Beyond the range of sizes, the lines of a key whose own range is narrow continue with
     #: their variable part bent by the size elasticity of the server's other keys
     #: (``elasticity``), the interval spanning the spread and the straight value: "" off,
@@ -112,6 +118,7 @@ def line_candidates(
 
     fit = LineFit(Xt, yt, alpha)
     work = workline.fit(Xt, yt, rounds=options.rounds)
+    work = rounds_prior.serve(work, Xt, yt, options.rounds_timeline, options.rounds_timeline_sized)
     evaluators = {
         IO_MODEL: lambda R: fit.at(R)[0],
         SLOT_MODEL: lambda R: fit.at(R)[1],

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
-from sparkscope.advisor.predict.iterations import iterations
+from sparkscope.advisor.predict.iterations import iterations, round_ms
 from sparkscope.saferegex import admitted
 
 #: Spark settings whose change is reported as a cause and that enter the models.
@@ -62,6 +62,10 @@ NUMERIC = (
     "arg_1",
     "startup_ms",
     "iterations",
+    # The wall time of one round of the run's loop (``iterations.round_ms``; 0 without one): a
+    # time-like measure, read only from training runs (``rounds_prior``), never from the run
+    # predicted. Last, so that vectors stored before it only lack their tail (``padded``).
+    "round_ms",
 )
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)i?b?\s*$", re.IGNORECASE)
@@ -75,6 +79,13 @@ _ASCII_DIGITS = re.compile(r"[0-9]{1,18}")
 #: Stages kept per run for the per-stage causes of a regression.
 MAX_STAGES = 40
 EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
+
+
+def padded(vector: Sequence[float]) -> list[float]:
+    """A stored vector in the order of ``NUMERIC``: one stored before a feature was appended
+    gets 0 for it (not measured)."""
+    out = [float(v) for v in vector[: len(NUMERIC)]]
+    return out + [0.0] * (len(NUMERIC) - len(out))
 
 
 def parse_size(text: str | None, default_unit: str = "") -> float | None:
@@ -190,8 +201,10 @@ def run_features(
     ``properties`` maps (section, name) to value, ``stages`` are stage-attempt rows and
     ``first_job_ms`` the submission of the first job: the time before it is the run's start-up
     (JVM, session, driver set-up), a fixed cost the size of the input does not explain. ``jobs``
-    (name, description, stage count) give the run's iterations (see ``iterations``).
+    (description, and ``submitted`` / ``completed`` epoch ms) give the run's iterations and the
+    wall time of one of its rounds (see ``iterations``).
     """
+    jobs = list(jobs)
     spark = {n: v or "" for (s, n), v in properties.items() if s == "spark"}
     settings = {k: spark[k] for k in KEY_SETTINGS if k in spark}
     ran = sorted(
@@ -241,6 +254,8 @@ def run_features(
         values["weekday"] = float((int(day) + 3) % 7)  # 1970-01-01 was a Thursday (3)
     for i, a in enumerate(args):
         values[f"arg_{i}"] = a
+    if values["iterations"] > 0:
+        values["round_ms"] = round_ms(jobs)
     return RunFeatures(
         values=values,
         settings=settings,

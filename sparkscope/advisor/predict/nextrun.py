@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sparkscope.advisor import conformal
-from sparkscope.advisor.predict import candidates, workline
+from sparkscope.advisor.predict import candidates, rounds_prior, workline
 from sparkscope.advisor.predict.baselines import LineFit
 from sparkscope.advisor.predict.candidates import SLOT_MODEL, WORK_MODEL
 from sparkscope.advisor.predict.extrapolate import scaled
@@ -50,10 +50,14 @@ def basis(
     # The start-up is the run's own; the next run's is not known: the median of the latest five.
     latest[STARTUP] = float(np.median(Xt[-5:, STARTUP]))
     if model == WORK_MODEL:
-        line: dict[str, Any] = {
-            "kind": WORK_MODEL,
-            **workline.fit(Xt, yt, rounds=candidates.OPTIONS.rounds).to_json(),
-        }
+        options = candidates.OPTIONS
+        work = workline.fit(Xt, yt, rounds=options.rounds)
+        line: dict[str, Any] = {"kind": WORK_MODEL, **work.to_json()}
+        served = rounds_prior.serve(
+            work, Xt, yt, options.rounds_timeline, options.rounds_timeline_sized
+        )
+        if isinstance(served, rounds_prior.RoundsLine):  # what served the key's latest run
+            line[rounds_prior.TERM] = served.to_json()
     else:
         fit = LineFit(Xt, yt, SWITCH_ALPHA)
         line = {"kind": SLOT_MODEL if model == SLOT_MODEL else "io_line", **fit.to_json()}
@@ -113,7 +117,9 @@ def at_size(
     else:
         assumed.append("task slots")
     line = stored["line"]
-    if line["kind"] == WORK_MODEL:
+    if line["kind"] == WORK_MODEL and rounds_prior.TERM in line:
+        value = float(rounds_prior.RoundsLine.from_json(line[rounds_prior.TERM]).at(x)[0])
+    elif line["kind"] == WORK_MODEL:
         value = float(workline.WorkLine.from_json(line).at(x)[0])
     else:
         io, slot = LineFit.from_json(line).at(x)

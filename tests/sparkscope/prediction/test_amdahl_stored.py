@@ -102,3 +102,27 @@ def test_off_the_new_key_is_predicted_by_its_run_as_it_was(factory: sessionmaker
         ).one()
     assert amdahl.MODEL not in served
     assert expected == pytest.approx(_duration(10**9, 2), rel=0.02)
+
+
+def test_vectors_stored_before_the_last_feature_was_appended_still_teach_the_share(
+    factory: sessionmaker[Session],
+) -> None:
+    from sqlalchemy import update
+
+    from sparkscope.advisor.predict.features import NUMERIC
+
+    with factory() as s, s.begin():
+        for pk, vector in s.execute(
+            select(RunPrediction.application_id, RunPrediction.vector)
+        ).all()[::2]:
+            # every other run as an older version stored it: one feature fewer
+            s.execute(
+                update(RunPrediction)
+                .where(RunPrediction.application_id == pk)
+                .values(vector=list(vector)[: len(NUMERIC) - 1])
+            )
+    with factory() as s:
+        lengths = {len(v) for (v,) in s.execute(select(RunPrediction.vector))}
+        assert lengths == {len(NUMERIC) - 1, len(NUMERIC)}
+        share = server_models.amdahl_share(s, 1, START + 100 * DAY_MS)
+    assert share is not None and share.p == pytest.approx(0.8, abs=0.01)

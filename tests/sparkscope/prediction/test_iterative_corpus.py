@@ -48,6 +48,9 @@ def test_iterative_corpus(fresh_db_url: str, tmp_path: Path) -> None:
         v = r.features.values
         assert described[r.id] == {int(v["iterations"])}
         assert v["iterations"] == v["arg_0"]  # --day is a date; --iters is the first number
+        # One round's wall time, from the loop's job timeline: inside the run, not all of it.
+        assert r.duration_ms is not None
+        assert 0 < v["iterations"] * v["round_ms"] < r.duration_ms - v["startup_ms"]
         seen.add(v["iterations"])
     assert seen == {3.0, 4.0, 5.0, 6.0, 9.0, 10.0, 11.0}
 
