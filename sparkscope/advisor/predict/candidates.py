@@ -139,8 +139,9 @@ def line_candidates(
             if abs(float(other[0]) - float(value[0])) > 1e-9:
                 out.alternative[name] = float(other[0])
     if options.elasticity and elastic is not None:
+        exponent = float(getattr(work, "exponent", 1.0))  # the rounds' prior: linear per round
         bent = elasticity.bent(
-            evaluators, out.predictions, work.exponent, Xt, yt, X1[0], options.elasticity, elastic
+            evaluators, out.predictions, exponent, Xt, yt, X1[0], options.elasticity, elastic
         )
         for name, (value, others) in bent.items():
             out.predictions[name] = value
