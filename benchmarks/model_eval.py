@@ -22,12 +22,15 @@ from typing import Any
 
 from sparkscope.advisor.predict import candidates
 from sparkscope.advisor.predict.backtest import (
+    BANDS,
     Metrics,
     Run,
+    band_metrics,
     metrics,
     regime_metrics,
     run_backtest,
     score,
+    scored_runs,
 )
 from sparkscope.advisor.predict.forward import forward_split
 
@@ -65,6 +68,9 @@ FORMS: dict[str, dict[str, Any]] = {
     "rounds timeline: one flat": {"rounds_timeline": "one", "rounds_timeline_sized": False},
     "rounds timeline: few flat": {"rounds_timeline": "few", "rounds_timeline_sized": False},
     "rounds timeline: mean flat": {"rounds_timeline": "mean", "rounds_timeline_sized": False},
+    "size elasticity of other keys for narrow keys": {"elasticity": "pooled"},
+    "size elasticity of other keys for narrow keys and own for wide": {"elasticity": "own"},
+    "size elasticity of the whole work of other keys for narrow keys": {"elasticity": "total"},
     "none of these": {
         "work_default": "",
         "envelope": "",
@@ -108,7 +114,11 @@ def figures(runs: list[Run], class_aware: bool) -> dict[str, Metrics]:
     forward = forward_split(runs, LEVEL)
     out = {"overall": metrics(results.values(), LEVEL, 5)}
     out.update(regime_metrics(results.values(), LEVEL, 5))
-    out["forward"] = score([(float(f.run.duration_ms or 0), f.point, None) for f in forward], LEVEL)
+    ahead = [(float(f.run.duration_ms or 0), f.point, None) for f in forward]
+    out["forward"] = score(ahead, LEVEL)
+    bands = band_metrics(scored_runs(results.values(), 5), LEVEL)
+    out.update({f"outside {b}": m for b, m in bands.items()})
+    out.update({f"forward {b}": m for b, m in band_metrics(ahead, LEVEL).items()})
     return out
 
 
@@ -130,6 +140,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="The synthetic fleets with the class-aware model (the new keys' forms need it).",
     )
+    parser.add_argument(
+        "--bands",
+        action="store_true",
+        help="Outside the range (and the forward split) per band of distance as well.",
+    )
     args = parser.parse_args(argv)
     from benchmarks.synthetic_keys import iteration_fleet, keys
 
@@ -144,7 +159,10 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for name in () if args.no_corpora else CORPORA:
             evaluations[name] = (corpus_runs(ROOT / "demo" / name, Path(tmp)), True)
-    columns = ("overall", "interpolation", "extrapolation", "new_key", "forward")
+    columns: tuple[str, ...] = ("overall", "interpolation", "extrapolation", "new_key", "forward")
+    if args.bands:  # the rolling origin's runs outside the range, then the forward split's
+        bands = tuple(f"{lo:g}-{hi:g}x" for lo, hi in BANDS[:-1]) + (f">{BANDS[-1][0]:g}x",)
+        columns += tuple(f"{kind} {b}" for kind in ("outside", "forward") for b in bands)
     for form in wanted:
         print(f"## {form}  {FORMS[form] or ''}", flush=True)
         print("| evaluation | " + " | ".join(columns) + " |")

@@ -38,7 +38,7 @@ from sparkscope.prediction.runs import (
     load_runs,
     stored_runs,
 )
-from sparkscope.prediction.server_models import amdahl_share, class_model, pools
+from sparkscope.prediction.server_models import amdahl_share, class_model, pools, size_elasticity
 from sparkscope.prediction.window import FeatureLoader, PredictionRows, Reach
 
 log = logging.getLogger(__name__)
@@ -104,14 +104,17 @@ def refresh_session(
         fresh.update((r.id, _as_stored(r)) for r in load_runs(session, stale[i : i + BATCH]))
     pool, fpool = pools(session, server_id, started)
     model = class_model(session, server_id, min(first_dirty.values()), prediction_config)
-    # learnt once per refresh, when a new key first needs it (Options.amdahl)
-    shares = functools.cache(lambda: amdahl_share(session, server_id, min(first_dirty.values())))
+    # learnt once per refresh, when a key first needs it (Options.amdahl, Options.elasticity)
+    before = min(first_dirty.values())
+    shares = functools.cache(lambda: amdahl_share(session, server_id, before))
+    elastic = functools.cache(lambda: size_elasticity(session, server_id, before))
     for key, since in first_dirty.items():
         # taken out of ``fresh``: a key's runs are let go of as its loop passes them
         new_runs = [fresh.pop(pk) for pk in dirty_ids.pop(key, ()) if pk in fresh]
         stats.runs += _refresh_key(
-            session, server_id, key, since, new_runs, prediction_config, pool, fpool, model, shares
-        )
+            session, server_id, key, since, new_runs, prediction_config, pool, fpool, model, shares,
+            elastic,
+        )  # fmt: skip
         stats.keys += 1
     return stats
 
@@ -127,6 +130,7 @@ def _refresh_key(
     fpool: Sequence[float],
     model: classaware.ClassAware | None,
     shares: Callable[[], amdahl.Share | None] = lambda: None,
+    elastic: Callable[[], Any] = lambda: None,
 ) -> int:
     import numpy as np
 
@@ -193,6 +197,7 @@ def _refresh_key(
             prediction_config.min_history,
             class_train,
             shares() if candidates.OPTIONS.amdahl and ok[:i].sum() < amdahl.FIT_RUNS else None,
+            elastic if candidates.OPTIONS.elasticity else None,
         )
         points.append(p)
         f = rolling.forecast_interval(p, points, y, ok, i, prediction_config.level, fpool)

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple, overload
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from sparkscope.advisor.predict import amdahl, classaware, rolling
+from sparkscope.advisor.predict import amdahl, candidates, classaware, elasticity, rolling
 from sparkscope.advisor.predict.backtest import POOL, REFIT_GROWTH
 from sparkscope.advisor.predict.features import padded
 from sparkscope.advisor.predict.regimes import REGIMES
@@ -149,6 +149,27 @@ def amdahl_share(session: Session, server_id: int, before_ms: int) -> amdahl.Sha
     ).all()
     return amdahl.learn_rows(
         (k, padded(v), float(d)) for k, v, d in reversed(rows) if v and d is not None and d > 0
+    )
+
+
+def size_elasticity(
+    session: Session, server_id: int, before_ms: int
+) -> elasticity.Elasticity | None:
+    """The server's size elasticity (``sparkscope.advisor.predict.elasticity``), learnt from its
+    latest ``elasticity.LEARN_RUNS`` successful runs that started before ``before_ms``."""
+    rows = session.execute(
+        select(RunPrediction.key, RunPrediction.vector, RunPrediction.duration_ms)
+        .where(
+            RunPrediction.server_id == server_id,
+            RunPrediction.succeeded.is_(True),
+            RunPrediction.start_time_ms < before_ms,
+        )
+        .order_by(RunPrediction.start_time_ms.desc())
+        .limit(elasticity.LEARN_RUNS)
+    ).all()
+    return elasticity.learn_rows(
+        ((k, v, float(d)) for k, v, d in reversed(rows) if v and d is not None and d > 0),
+        candidates.OPTIONS.elasticity,
     )
 
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparkscope.advisor.predict import amdahl, candidates, classaware, rolling
+from sparkscope.advisor.predict import amdahl, candidates, classaware, elasticity, rolling
 from sparkscope.advisor.predict.regimes import EXTRAPOLATION, INTERPOLATION, NEW_KEY, REGIMES
 from sparkscope.advisor.predict.rolling import PredictedRun
 
@@ -80,6 +80,7 @@ def run_backtest(
     class_pred: Any = None
     class_model: Any = None
     shares = amdahl.Tracker()
+    elastic = elasticity.SizeTracker(candidates.OPTIONS.elasticity)
     all_X: Any = np.array([arrays[key][0][i] for _s, key, i in order]) if order else None
     for g, (_start, key, i) in enumerate(order):
         X, y, ok, t = arrays[key]
@@ -101,8 +102,9 @@ def run_backtest(
         few = candidates.OPTIONS.amdahl and int(ok[:i].sum()) < amdahl.FIT_RUNS
         share = shares.share() if few else None
         p = rolling.predict_run(
-            X, y, ok, t, i, res.points, level, pool, fpool, extra, min_history, class_train, share
-        )
+            X, y, ok, t, i, res.points, level, pool, fpool, extra, min_history, class_train, share,
+            elastic.elasticity,
+        )  # fmt: skip
         res.points[i] = p
         res.forecasts[i] = rolling.forecast_interval(p, res.points, y, ok, i, level, fpool)
         if ok[i]:
@@ -117,6 +119,8 @@ def run_backtest(
             seen_X.append(X[i])
             seen_y.append(float(y[i]))
             shares.add(key, X[i], float(y[i]))
+            if candidates.OPTIONS.elasticity:
+                elastic.add(key, X[i], float(y[i]))
     return results
 
 

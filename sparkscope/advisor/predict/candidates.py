@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparkscope.advisor.predict import extrapolate, rounds_prior, workline
+from sparkscope.advisor.predict import elasticity, extrapolate, rounds_prior, workline
 from sparkscope.advisor.predict.baselines import LineFit
 from sparkscope.advisor.predict.selection import MIN_SCORED, SELECT_RUNS, SWITCH_ALPHA
 
@@ -78,6 +78,13 @@ class Options:
     rounds_timeline: str = "one"
     #: In that prior a round's cost grows with the size read (each round a pass over the data).
     rounds_timeline_sized: bool = True
+    #: Beyond the range of sizes, the lines of a key whose own range is narrow continue with
+    #: their variable part bent by the size elasticity of the server's other keys
+    #: (``elasticity``), the interval spanning the spread and the straight value: "" off,
+    #: "pooled", "own" (a key of a wide range with its own elasticity as well), "total" (the
+    #: whole work at the edge times r^e). Each lost on the synthetic forward split it was
+    #: measured on (docs/dev/models.md), so it stays off.
+    elasticity: str = ""
 
 
 OPTIONS = Options()
@@ -93,10 +100,20 @@ class Lines:
     incumbent: str = IO_MODEL
     work_terms: tuple[str, ...] = ()
     press: dict[str, float] = field(default_factory=dict)
+    #: Other values of each line the interval spans (``Options.elasticity``).
+    spread: dict[str, list[float]] = field(default_factory=dict)
 
 
-def line_candidates(Xt: Any, yt: Any, x: Any, alpha: float, options: Options = OPTIONS) -> Lines:
-    """The I/O, slot and work lines of the training runs ``Xt``, ``yt`` for the run ``x``."""
+def line_candidates(
+    Xt: Any,
+    yt: Any,
+    x: Any,
+    alpha: float,
+    options: Options = OPTIONS,
+    elastic: Callable[[], elasticity.Elasticity | None] | None = None,
+) -> Lines:
+    """The I/O, slot and work lines of the training runs ``Xt``, ``yt`` for the run ``x``
+    (``elastic``: the server's size elasticity, asked for only where it is used)."""
     import numpy as np
 
     fit = LineFit(Xt, yt, alpha)
@@ -121,6 +138,14 @@ def line_candidates(Xt: Any, yt: Any, x: Any, alpha: float, options: Options = O
             _s, other = continued(f, Xt, yt, X1, options.envelope)
             if abs(float(other[0]) - float(value[0])) > 1e-9:
                 out.alternative[name] = float(other[0])
+    if options.elasticity and elastic is not None:
+        exponent = float(getattr(work, "exponent", 1.0))  # the rounds' prior: linear per round
+        bent = elasticity.bent(
+            evaluators, out.predictions, exponent, Xt, yt, X1[0], options.elasticity, elastic
+        )
+        for name, (value, others) in bent.items():
+            out.predictions[name] = value
+            out.spread[name] = others
     return out
 
 

@@ -12,15 +12,18 @@ fleet. Per key (successful runs only):
 
 The class-aware model takes no part: this measures what a key's own runs say beyond their range.
 A key with too few residuals of its own for an interval borrows those of every key's smaller
-half (per regime), as the rolling origin borrows other keys' earlier ones.
+half (per regime), as the rolling origin borrows other keys' earlier ones. The size elasticity
+(``Options.elasticity``) of a key's server is that of every other key, learnt from all their
+runs: the server's other keys, as a refresh sees them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from sparkscope.advisor.predict import rolling
+from sparkscope.advisor.predict import candidates, elasticity, rolling
 from sparkscope.advisor.predict.backtest import Run
 from sparkscope.advisor.predict.features import NUMERIC
 from sparkscope.advisor.predict.regimes import REGIMES
@@ -46,7 +49,13 @@ def forward_split(
     for r in runs:
         if r.ok and r.duration_ms:
             by_key.setdefault(r.key, []).append(r)
-    halves = [_Half(key, by_key[key], level, min_history) for key in sorted(by_key)]
+    values: dict[str, float | None] = {}
+    if candidates.OPTIONS.elasticity:
+        values = {k: _key_elasticity(rs) for k, rs in by_key.items()}
+    halves = [
+        _Half(key, by_key[key], level, min_history, _other_keys(values, key))
+        for key in sorted(by_key)
+    ]
     halves = [h for h in halves if h.test]
     # The residuals of every key's smaller half, per regime: what a key with too few of its own
     # borrows (as the rolling origin borrows other keys' earlier residuals).
@@ -60,13 +69,36 @@ def forward_split(
     return [f for h in halves for f in h.predict(level, pool, min_history)]
 
 
+def _key_elasticity(runs: Sequence[Run]) -> float | None:
+    import numpy as np
+
+    rs = sorted(runs, key=lambda r: r.start_ms)[-elasticity.WINDOW :]
+    X = np.array([r.vector for r in rs], dtype=float)
+    y = np.array([float(r.duration_ms or 0) for r in rs])
+    return elasticity.key_elasticity(X, y, candidates.OPTIONS.elasticity)
+
+
+def _other_keys(
+    values: dict[str, float | None], key: str
+) -> Callable[[], elasticity.Elasticity | None]:
+    return lambda: elasticity.leave_one_out(values, key)
+
+
 class _Half:
     """One key's runs in size order, its smaller half predicted in that order."""
 
-    def __init__(self, key: str, runs: Sequence[Run], level: float, min_history: int) -> None:
+    def __init__(
+        self,
+        key: str,
+        runs: Sequence[Run],
+        level: float,
+        min_history: int,
+        elastic: Callable[[], Any] | None = None,
+    ) -> None:
         import numpy as np
 
         self.key = key
+        self.elastic = elastic
         self.ordered = sorted(runs, key=lambda r: (float(r.vector[INPUT]), r.start_ms))
         n = len(self.ordered)
         self.half = max(min_history, (n + 1) // 2)
@@ -84,7 +116,7 @@ class _Half:
             self.points.append(
                 rolling.predict_run(
                     self.X, self.y, self.ok, self.t, i, self.points, level,
-                    min_history=min_history,
+                    min_history=min_history, elastic=elastic,
                 )
             )  # fmt: skip
 
@@ -96,7 +128,7 @@ class _Half:
             rows = [*range(self.half), j]
             p = rolling.predict_run(
                 self.X[rows], self.y[rows], self.ok[rows], self.t[rows], self.half,
-                self.points, level, pool, min_history=min_history,
+                self.points, level, pool, min_history=min_history, elastic=self.elastic,
             )  # fmt: skip
             out.append(ForwardRun(self.key, self.ordered[j], p))
         return out

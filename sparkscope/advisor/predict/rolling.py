@@ -27,12 +27,12 @@ the backtest (every run in turn).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from sparkscope.advisor import conformal
-from sparkscope.advisor.predict import amdahl, candidates, forecast, nextrun
+from sparkscope.advisor.predict import amdahl, candidates, elasticity, forecast, nextrun
 from sparkscope.advisor.predict.baselines import MODELS as BASELINES
 from sparkscope.advisor.predict.knn import MODELS as KNN
 from sparkscope.advisor.predict.regimes import NEW_KEY, Regime, classify, difficulty
@@ -158,13 +158,15 @@ def predict_run(
     min_history: int = NEW_KEY_RUNS,
     class_train: Sequence[float] | None = None,
     share: amdahl.Share | None = None,
+    elastic: Callable[[], elasticity.Elasticity | None] | None = None,
 ) -> PredictedRun:
     """Predict run ``i`` (and forecast it as the next run) from the runs before it; a key with
     fewer than ``min_history`` training runs is in the new-key regime. ``pooled``: other runs'
     log residuals, each divided by its run's difficulty (the conformal fallback), per regime
     (see ``pool_for``). ``class_train``: the class-aware model's durations of the training runs
     (``training_runs(ok, i)``, same order), which anchor it on the key's own runs (see
-    ``anchored``). ``share``: the server's parallel share (``Options.amdahl``)."""
+    ``anchored``). ``share``: the server's parallel share (``Options.amdahl``); ``elastic``:
+    its size elasticity, asked for where a line needs it (``Options.elasticity``)."""
     idx = training_runs(ok, i)
     point = PredictedRun(predictions={}, n_train=len(idx))
     if len(idx) == 0:
@@ -175,7 +177,7 @@ def predict_run(
     point.difficulty = difficulty(Xt, x) if options.normalise else 1.0
     for name, fn in BASELINES.items():
         point.predictions[name] = fn(Xt, yt, x)
-    lines = candidates.line_candidates(Xt, yt, x, SWITCH_ALPHA, options)
+    lines = candidates.line_candidates(Xt, yt, x, SWITCH_ALPHA, options, elastic)
     point.predictions.update(lines.predictions)
     for name, fn in KNN.items():
         point.predictions[name] = fn(Xt, yt, x)
@@ -206,6 +208,10 @@ def predict_run(
     if point.model in lines.alternative:
         point.alternative = lines.alternative[point.model]
         _widen(point, recent, level, pool)
+    for other in lines.spread.get(point.model, ()):  # the elasticity's spread, and straight
+        point.alternative = other
+        _widen(point, recent, level, pool)
+    point.alternative = None
     point.forecast_model = _forecast_model(point, points, y, ok, i)
     return point
 
