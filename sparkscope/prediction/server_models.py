@@ -168,7 +168,7 @@ def size_elasticity(
         .limit(elasticity.LEARN_RUNS)
     ).all()
     return elasticity.learn_rows(
-        ((k, v, float(d)) for k, v, d in reversed(rows) if v and d is not None and d > 0),
+        ((k, padded(v), float(d)) for k, v, d in reversed(rows) if v and d is not None and d > 0),
         candidates.OPTIONS.elasticity,
     )
 

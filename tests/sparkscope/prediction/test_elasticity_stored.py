@@ -10,14 +10,12 @@ straight line's 9 s.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 
 import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from sparkscope.advisor.predict import candidates
 from sparkscope.config.loader import PredictionConfig
 from sparkscope.db import make_engine, make_sessionmaker
 from sparkscope.models.application import Application, Executor
@@ -25,6 +23,7 @@ from sparkscope.models.fetch import HistoryServer
 from sparkscope.models.predictions import RunPrediction
 from sparkscope.prediction import refresh as predictions
 from sparkscope.prediction import server_models
+from tests.support.prediction import prediction_options
 
 DAY_MS = 86_400_000
 START = 1_700_000_000_000
@@ -51,27 +50,32 @@ def _add(s: Session, i: int, name: str, day: int, size: float, duration: int) ->
 def factory(fresh_db_url: str) -> Iterator[sessionmaker[Session]]:
     """Three keys of eight runs over 1 to 4 GB and a narrow key of six (refreshed), then the
     narrow key's run at 3x its largest."""
-    old = candidates.OPTIONS
-    candidates.OPTIONS = dataclasses.replace(old, elasticity="pooled")
-    engine = make_engine(fresh_db_url)
-    made = make_sessionmaker(engine)
-    with made() as s, s.begin():
-        s.add(HistoryServer(id=1, name="one", url="-", created_at_ms=0))
-        i = 0
-        for k in range(3):
-            for j in range(8):
-                size = 1e9 * 4 ** (((3 * j) % 8) / 7)  # 1 to 4 GB, not in order
-                _add(s, i, f"other-{k}", 10 * k + j, size, round(5_000 + (2 + k) * size**0.7 / 1e3))
+    with prediction_options(elasticity="pooled"):
+        engine = make_engine(fresh_db_url)
+        made = make_sessionmaker(engine)
+        with made() as s, s.begin():
+            s.add(HistoryServer(id=1, name="one", url="-", created_at_ms=0))
+            i = 0
+            for k in range(3):
+                for j in range(8):
+                    size = 1e9 * 4 ** (((3 * j) % 8) / 7)  # 1 to 4 GB, not in order
+                    _add(
+                        s,
+                        i,
+                        f"other-{k}",
+                        10 * k + j,
+                        size,
+                        round(5_000 + (2 + k) * size**0.7 / 1e3),
+                    )
+                    i += 1
+            for j, size in enumerate(NARROW):
+                _add(s, i, "narrow", 40 + j, size, round(2e-6 * size))
                 i += 1
-        for j, size in enumerate(NARROW):
-            _add(s, i, "narrow", 40 + j, size, round(2e-6 * size))
-            i += 1
-    assert predictions.refresh_server(made, 1, PredictionConfig()).runs == 30
-    with made() as s, s.begin():
-        _add(s, i, "narrow", 50, 4.5e9, round(2e-6 * 4.5e9 * 3**0.7 / 3))
-    yield made
-    candidates.OPTIONS = old
-    engine.dispose()
+        assert predictions.refresh_server(made, 1, PredictionConfig()).runs == 30
+        with made() as s, s.begin():
+            _add(s, i, "narrow", 50, 4.5e9, round(2e-6 * 4.5e9 * 3**0.7 / 3))
+        yield made
+        engine.dispose()
 
 
 def _last(factory: sessionmaker[Session]) -> tuple[float, float, float]:
@@ -100,7 +104,7 @@ def test_the_elasticity_is_learnt_from_the_stored_runs_of_the_other_keys(
 
 
 def test_off_the_narrow_key_is_continued_straight(factory: sessionmaker[Session]) -> None:
-    candidates.OPTIONS = dataclasses.replace(candidates.OPTIONS, elasticity="")
-    predictions.refresh_server(factory, 1, PredictionConfig())
+    with prediction_options(elasticity=""):
+        predictions.refresh_server(factory, 1, PredictionConfig())
     expected, _low, _high = _last(factory)
     assert expected == pytest.approx(2e-6 * 4.5e9, rel=LINE_TOLERANCE)

@@ -9,15 +9,15 @@ the form on, 3 times it with the form off.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 
 import numpy as np
 import pytest
 
-from sparkscope.advisor.predict import candidates, elasticity, rolling
+from sparkscope.advisor.predict import elasticity, rolling
 from sparkscope.advisor.predict.backtest import Run, run_backtest
 from sparkscope.advisor.predict.features import NUMERIC
+from tests.support.prediction import prediction_options
 
 IB, CORES, STARTUP, ITERS = (
     NUMERIC.index(n) for n in ("input_bytes", "cores", "startup_ms", "iterations")
@@ -40,10 +40,8 @@ def _power(X: np.ndarray, e: float, fixed: float = 0.0, c: float = 1e-3) -> np.n
 
 @pytest.fixture
 def pooled_on() -> Iterator[None]:
-    old = candidates.OPTIONS
-    candidates.OPTIONS = dataclasses.replace(old, elasticity="pooled")
-    yield
-    candidates.OPTIONS = old
+    with prediction_options(elasticity="pooled"):
+        yield
 
 
 def test_a_keys_elasticity_is_the_exponent_of_its_variable_work() -> None:
@@ -157,8 +155,8 @@ def test_a_narrow_key_beyond_its_range_is_served_with_the_servers_elasticity(
     assert straight.predictions["io_line"] == pytest.approx(
         START + 2e-6 * 4.5e9, rel=LINE_TOLERANCE
     )
-    candidates.OPTIONS = dataclasses.replace(candidates.OPTIONS, elasticity="")
-    off = _predict(NARROW, learnt)
+    with prediction_options(elasticity=""):
+        off = _predict(NARROW, learnt)
     assert (off.expected, off.low, off.high) == (straight.expected, straight.low, straight.high)
 
 
@@ -168,8 +166,8 @@ def test_a_wide_key_keeps_its_own_lines(pooled_on: None) -> None:
     straight = _predict(wide, None).predictions["io_line"]
     assert straight == pytest.approx(START + 2e-6 * 9e9, rel=LINE_TOLERANCE)
     assert _predict(wide, learnt).predictions["io_line"] == straight
-    candidates.OPTIONS = dataclasses.replace(candidates.OPTIONS, elasticity="own")
-    own = _predict(wide, learnt).predictions["io_line"]  # its own elasticity is 1: straight
+    with prediction_options(elasticity="own"):
+        own = _predict(wide, learnt).predictions["io_line"]  # its own elasticity is 1: straight
     assert own == pytest.approx(straight, rel=1e-3)
 
 
