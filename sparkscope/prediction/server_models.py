@@ -134,9 +134,11 @@ def class_model(
     return fitted
 
 
-def amdahl_share(session: Session, server_id: int, before_ms: int) -> amdahl.Share | None:
-    """The server's parallel share (``sparkscope.advisor.predict.amdahl``), learnt from its
-    latest ``amdahl.LEARN_RUNS`` successful runs that started before ``before_ms``."""
+def _latest_runs(
+    session: Session, server_id: int, before_ms: int, limit: int
+) -> list[tuple[str, list[float], float]]:
+    """The server's latest ``limit`` successful runs that started before ``before_ms``, oldest
+    first, as ``(key, vector, duration)`` (vectors in today's ``NUMERIC`` order)."""
     rows = session.execute(
         select(RunPrediction.key, RunPrediction.vector, RunPrediction.duration_ms)
         .where(
@@ -145,11 +147,15 @@ def amdahl_share(session: Session, server_id: int, before_ms: int) -> amdahl.Sha
             RunPrediction.start_time_ms < before_ms,
         )
         .order_by(RunPrediction.start_time_ms.desc())
-        .limit(amdahl.LEARN_RUNS)
+        .limit(limit)
     ).all()
-    return amdahl.learn_rows(
-        (k, padded(v), float(d)) for k, v, d in reversed(rows) if v and d is not None and d > 0
-    )
+    return [(k, padded(v), float(d)) for k, v, d in reversed(rows) if v and d is not None and d > 0]
+
+
+def amdahl_share(session: Session, server_id: int, before_ms: int) -> amdahl.Share | None:
+    """The server's parallel share (``sparkscope.advisor.predict.amdahl``), learnt from its
+    latest ``amdahl.LEARN_RUNS`` successful runs that started before ``before_ms``."""
+    return amdahl.learn_rows(_latest_runs(session, server_id, before_ms, amdahl.LEARN_RUNS))
 
 
 def size_elasticity(
@@ -157,20 +163,8 @@ def size_elasticity(
 ) -> elasticity.Elasticity | None:
     """The server's size elasticity (``sparkscope.advisor.predict.elasticity``), learnt from its
     latest ``elasticity.LEARN_RUNS`` successful runs that started before ``before_ms``."""
-    rows = session.execute(
-        select(RunPrediction.key, RunPrediction.vector, RunPrediction.duration_ms)
-        .where(
-            RunPrediction.server_id == server_id,
-            RunPrediction.succeeded.is_(True),
-            RunPrediction.start_time_ms < before_ms,
-        )
-        .order_by(RunPrediction.start_time_ms.desc())
-        .limit(elasticity.LEARN_RUNS)
-    ).all()
-    return elasticity.learn_rows(
-        ((k, padded(v), float(d)) for k, v, d in reversed(rows) if v and d is not None and d > 0),
-        candidates.OPTIONS.elasticity,
-    )
+    rows = _latest_runs(session, server_id, before_ms, elasticity.LEARN_RUNS)
+    return elasticity.learn_rows(rows, candidates.OPTIONS.elasticity)
 
 
 def _model_key(
