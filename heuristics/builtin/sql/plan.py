@@ -75,6 +75,9 @@ class Graph:
         self.ex = ex
         self.nodes = {n.node_id: n for n in ex.nodes}
         self._clusters = {n.name: n for n in ex.nodes if is_cluster(n)}
+        # Every check walks these; listed once per graph rather than filtered on each walk.
+        self._operators = [n for n in ex.nodes if not is_cluster(n)]
+        self._ran = [n for n in self._operators if ran(n)]
         self._scans: dict[int, Scan | None] = {}
 
     def scan(self, node: SqlPlanNode) -> Scan | None:
@@ -88,11 +91,11 @@ class Graph:
 
     def operators(self) -> Iterator[SqlPlanNode]:
         """Nodes that are operators (codegen clusters left out), by node id."""
-        return (n for n in self.ex.nodes if not is_cluster(n))
+        return iter(self._operators)
 
     def ran(self) -> Iterator[SqlPlanNode]:
         """Operators that ran in this execution: with metrics, not in a cached relation's plan."""
-        return (n for n in self.operators() if ran(n))
+        return iter(self._ran)
 
     def child(self, node: SqlPlanNode, i: int) -> SqlPlanNode | None:
         """The i-th child of a node (children by node id)."""
