@@ -27,7 +27,8 @@ import requests
 from requests.adapters import HTTPAdapter
 from requests.exceptions import InvalidProxyURL, InvalidURL
 from requests.models import PreparedRequest
-from requests.utils import prepend_scheme_if_needed, select_proxy
+from requests.structures import CaseInsensitiveDict
+from requests.utils import get_encoding_from_headers, prepend_scheme_if_needed, select_proxy
 from urllib3 import BaseHTTPResponse
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import (
@@ -189,6 +190,31 @@ class DeadlineAdapter(HTTPAdapter):
         proxy, host_params, pool_kwargs = found
         manager = self.proxy_manager_for(proxy) if proxy else self.poolmanager
         return manager.connection_from_host(**host_params, pool_kwargs=pool_kwargs)
+
+    def request_url(self, request: PreparedRequest, proxies: Mapping[str, str] | None) -> str:
+        """The path to send (see ``HTTPAdapter``); with no proxy configured that is the path and
+        query, so the URL is not parsed again to look one up."""
+        if not proxies:
+            return request.path_url
+        return str(super().request_url(request, proxies))
+
+    def build_response(self, req: PreparedRequest, resp: Any) -> requests.Response:
+        """The response, as ``HTTPAdapter`` builds it, except that its cookie jar is filled only
+        when the server set a cookie: the jar's extraction otherwise builds a stand-in request
+        and response for ``http.cookiejar`` to find nothing in."""
+        headers = getattr(resp, "headers", None)
+        if headers is None or "set-cookie" in headers or "set-cookie2" in headers:
+            return super().build_response(req, resp)
+        response = requests.Response()
+        response.status_code = getattr(resp, "status", None)  # type: ignore[assignment]
+        response.headers = CaseInsensitiveDict(headers)
+        response.encoding = get_encoding_from_headers(response.headers)
+        response.raw = resp
+        response.reason = resp.reason
+        response.url = req.url.decode("utf-8") if isinstance(req.url, bytes) else req.url  # type: ignore[assignment]
+        response.request = req
+        response.connection = self  # type: ignore[attr-defined]
+        return response
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
         """Create the pool manager with deadline-aware pools."""
