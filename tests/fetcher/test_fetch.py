@@ -1,22 +1,22 @@
-"""The fetch path against responses recorded from a real SHS: plan, paging, watermark, retries, failures."""
+"""The fetch path against responses recorded from a real SHS: request plan, attempt paths, paging,
+watermark, re-fetches, awkward fields and redaction, old servers, chosen apps, Hadoop properties
+and the garbage collector during a crawl (its failures: test_fetch_failures.py)."""
 
 from __future__ import annotations
 
 import copy
 import json
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import requests
 import responses
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from fetcher.job import run_server
 from fetcher.options import FetchOptions
-from sparkscope.config.loader import FetcherConfig, ServerConfig
+from sparkscope.config.loader import FetcherConfig
 from sparkscope.models.application import (
     Application,
     EnvironmentProperty,
@@ -27,21 +27,11 @@ from sparkscope.models.application import (
     StageTaskDistribution,
     Task,
 )
-from sparkscope.models.fetch import FetchFailure, FetchRun, FetchWatermark
+from sparkscope.models.fetch import FetchRun
 from sparkscope.redaction import REDACTED
 from tests.fetcher import recorded
+from tests.fetcher.conftest import FETCHER_CONFIG, SERVER
 from tests.fetcher.recorded import API, BILLING, FLAKY, HEALTHY, SKEWED
-
-SERVER = ServerConfig(name="prod", url=recorded.BASE, connect_timeout_s=1, read_timeout_s=2)
-FETCHER_CONFIG = FetcherConfig(
-    threads=2, retries=2, backoff_factor_s=0, top_stages=5, tasks_per_stage=20
-)
-
-
-@pytest.fixture
-def rsps() -> Iterator[responses.RequestsMock]:
-    with responses.RequestsMock(assert_all_requests_are_fired=True) as mock:
-        yield mock
 
 
 def count(factory: sessionmaker[Session], model: Any, **where: Any) -> int:
@@ -158,76 +148,6 @@ def test_changed_last_updated_refetches_and_replaces(rsps, factory) -> None:
     assert count(factory, Application) == 1 and count(factory, Stage) == stages
 
 
-def test_retry_after_503_then_200(rsps, factory) -> None:
-    recorded.register_listing(rsps, [HEALTHY])
-    rsps.add(responses.GET, f"{API}/applications/{HEALTHY}/environment", status=503)
-    recorded.register_app(rsps, HEALTHY)
-    result = run_server(factory, SERVER, FETCHER_CONFIG, FetchOptions())
-    assert (result.loaded, result.failed) == (1, [])
-    env_calls = [c for c in rsps.calls if c.request.url.endswith("/environment")]
-    assert [c.response.status_code for c in env_calls] == [503, 200]
-
-
-def _apps_with_failure(rsps, key_suffix: str, body: Any = None, status: int = 200) -> None:
-    recorded.register_listing(rsps, [HEALTHY, SKEWED])
-    recorded.register_app(rsps, HEALTHY)
-    for key in recorded.app_requests(SKEWED):
-        path = key.partition("?")[0]
-        if path.endswith(key_suffix):
-            if isinstance(body, Exception):
-                rsps.add(responses.GET, f"{API}/{path}", body=body)
-            else:
-                rsps.add(responses.GET, f"{API}/{path}", body=body, status=status)
-    # the rest of the app, of which only what comes before the failure is asked for
-    recorded.register_app(rsps, SKEWED)
-
-
-@pytest.mark.parametrize(
-    ("suffix", "body", "status", "message"),
-    [
-        ("/jobs", '[{"jobId": 0, "name": "trunc', 200, "invalid JSON"),
-        ("/environment", "<html>proxy error</html>", 200, "invalid JSON"),
-        ("/allexecutors", "unknown app", 404, "not found"),
-        ("/jobs", requests.exceptions.ReadTimeout("read timed out"), 200, "timed out"),
-        ("/jobs", '{"not": "a list"}', 200, "expected a JSON list"),
-    ],
-)
-def test_bad_response_fails_that_app_only_and_stores_nothing_of_it(
-    factory, suffix: str, body: Any, status: int, message: str
-) -> None:
-    with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
-        _apps_with_failure(rsps, suffix, body, status)
-        result = run_server(factory, SERVER, FETCHER_CONFIG, FetchOptions())
-    assert result.loaded == 1
-    assert [a for a, _ in result.failed] == [SKEWED] and message in result.failed[0][1]
-    with factory() as s:
-        assert s.scalars(select(Application.app_id)).all() == [HEALTHY]
-        failure = s.scalars(select(FetchFailure)).one()
-        assert (failure.app_id, failure.failures) == (SKEWED, 1) and message in failure.last_error
-        run = s.scalars(select(FetchRun)).one()
-        assert run.status == "partial" and run.failed_apps[0][0] == SKEWED
-
-
-def test_failed_app_is_retried_then_given_up(factory) -> None:
-    cfg = FetcherConfig(threads=1, retries=0, backoff_factor_s=0, max_app_failures=2)
-    for attempt in range(3):
-        with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
-            recorded.register_listing(rsps, [SKEWED])
-            rsps.add(
-                responses.GET,
-                f"{API}/applications/{SKEWED}/environment",
-                status=404,
-                body="no such app",
-            )
-            result = run_server(factory, SERVER, cfg, FetchOptions())
-        if attempt < 2:
-            assert [a for a, _ in result.failed] == [SKEWED]
-        else:
-            assert result.failed == [] and result.gave_up == [SKEWED]
-    with factory() as s:
-        assert s.scalars(select(FetchFailure.failures)).one() == 2
-
-
 def test_unknown_fields_missing_fields_unicode_long_names_and_redaction(rsps, factory) -> None:
     long_name = "ünïcødé 应用 / report.v2 " + "x" * 3000
 
@@ -339,31 +259,6 @@ def test_store_hadoop_properties(rsps, factory, store: bool) -> None:
     hadoop = count(factory, EnvironmentProperty, section="hadoop")
     assert hadoop == (len({p[0] for p in env["hadoopProperties"]}) if store else 0)
     assert count(factory, EnvironmentProperty, section="spark") > 0
-
-
-def test_ctrl_c_still_finishes_the_run_row_and_keeps_the_watermark_below_missing_apps(
-    rsps, factory
-) -> None:
-    """Ctrl-C after the first application (raised where the progress bar is drawn)."""
-    recorded.register_listing(rsps, [HEALTHY, SKEWED])
-    recorded.register_app(rsps, HEALTHY)
-    recorded.register_app(rsps, SKEWED)
-    cfg = FetcherConfig(threads=1, retries=0, backoff_factor_s=0)
-
-    def ctrl_c(done: int, total: int, app_id: str) -> None:
-        raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        run_server(factory, SERVER, cfg, FetchOptions(), progress=ctrl_c)
-    with factory() as s:
-        run = s.scalars(select(FetchRun)).one()
-        assert run.status == "failed" and run.error.startswith("interrupted: KeyboardInterrupt")
-        assert run.finished_at_ms is not None and run.apps_loaded == 1
-        [first] = s.scalars(select(Application)).all()
-        mark = s.scalars(select(FetchWatermark.covered_to_ms)).one()
-    ends = {a["id"]: a["attempts"][0]["endTimeEpoch"] for a in recorded.listing()}
-    other = SKEWED if first.app_id == HEALTHY else HEALTHY
-    assert first.end_time_ms <= mark < ends[other]
 
 
 def test_the_collector_runs_rarer_during_a_crawl_and_as_before_after_it(rsps, factory) -> None:
