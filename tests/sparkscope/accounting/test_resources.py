@@ -1,4 +1,6 @@
-"""Resource accounting on hand-built applications: each formula, and the edge cases around it."""
+"""Resource accounting on hand-built applications: allocated, used and wasted core- and GB-hours,
+local mode, unknown memory, explicit overheads, the JSON form and the cost (the waits:
+test_resources_wait.py)."""
 
 from __future__ import annotations
 
@@ -6,134 +8,22 @@ import json
 
 import pytest
 
-from heuristics.appdata import AppData, ExecutorSummary, JobSummary, StageSummary
+from heuristics.appdata import AppData, ExecutorSummary
 from sparkscope.accounting.resources import FORMULAS, Resources, compute_resources, cost
+from tests.sparkscope.accounting.conftest import (
+    DRIVER_ONLY,
+    GIB,
+    HOUR,
+    MIB,
+    MIN,
+    app,
+    driver,
+    executor,
+    stage,
+)
 
-S = 1000
-MIN = 60 * S
-HOUR = 60 * MIN
-MIB = 1024**2
-GIB = 1024**3
 # Spark's default container size for 1g of heap: 1 GiB + max(384 MiB, 10%).
 DEFAULT_CONTAINER_GB = (GIB + 384 * MIB) / GIB
-
-
-def executor(
-    executor_id: str = "1",
-    *,
-    cores: int = 4,
-    add_ms: int | None = 0,
-    remove_ms: int | None = None,
-    heap_bytes: int | None = None,
-    offheap_bytes: int | None = None,
-    tasks: int = 10,
-) -> ExecutorSummary:
-    """An executor (or the driver when executor_id is "driver") with its lifetime and peaks."""
-    return ExecutorSummary(
-        executor_id=executor_id,
-        is_driver=executor_id == "driver",
-        host="host-1",
-        total_cores=cores,
-        max_memory_bytes=GIB,
-        add_time_ms=add_ms,
-        remove_time_ms=remove_ms,
-        remove_reason=None if remove_ms is None else "idle",
-        total_duration_ms=0,
-        total_gc_time_ms=0,
-        total_tasks=tasks,
-        failed_tasks=0,
-        completed_tasks=tasks,
-        total_input_bytes=0,
-        total_shuffle_read_bytes=0,
-        total_shuffle_write_bytes=0,
-        peak_jvm_heap_bytes=heap_bytes,
-        peak_jvm_offheap_bytes=offheap_bytes,
-    )
-
-
-def driver(**kw: object) -> ExecutorSummary:
-    """The driver entry; runs no tasks unless told so."""
-    values: dict[str, object] = {"cores": 0, "tasks": 0}
-    values.update(kw)
-    return executor("driver", **values)  # type: ignore[arg-type]
-
-
-def stage(
-    stage_id: int = 0,
-    *,
-    attempt_id: int = 0,
-    submit_ms: int | None = 0,
-    first_task_ms: int | None = 0,
-    run_ms: int = 0,
-    cpu_ns: int = 0,
-) -> StageSummary:
-    """A completed stage attempt with its totals and its launch times."""
-    return StageSummary(
-        stage_id=stage_id,
-        attempt_id=attempt_id,
-        name=f"stage {stage_id}",
-        status="COMPLETE",
-        num_tasks=1,
-        num_complete_tasks=1,
-        num_failed_tasks=0,
-        num_killed_tasks=0,
-        submission_time_ms=submit_ms,
-        first_task_launched_time_ms=first_task_ms,
-        completion_time_ms=None if submit_ms is None else submit_ms + run_ms,
-        executor_run_time_ms=run_ms,
-        executor_cpu_time_ns=cpu_ns,
-        jvm_gc_time_ms=0,
-        input_bytes=0,
-        output_bytes=0,
-        shuffle_read_bytes=0,
-        shuffle_write_bytes=0,
-        shuffle_fetch_wait_ms=0,
-        memory_bytes_spilled=0,
-        disk_bytes_spilled=0,
-        failure_reason=None,
-        distribution=None,
-    )
-
-
-def job(job_id: int, submit_ms: int | None, complete_ms: int | None) -> JobSummary:
-    """A job covering [submit_ms, complete_ms]."""
-    return JobSummary(
-        job_id=job_id,
-        name=f"job {job_id}",
-        status="SUCCEEDED",
-        submission_time_ms=submit_ms,
-        completion_time_ms=complete_ms,
-        num_tasks=1,
-        num_failed_tasks=0,
-        num_failed_stages=0,
-        stage_ids=(),
-    )
-
-
-def app(
-    executors: tuple[ExecutorSummary, ...],
-    *,
-    stages: tuple[StageSummary, ...] = (),
-    jobs: tuple[JobSummary, ...] = (),
-    props: dict[str, str] | None = None,
-    start_ms: int = 0,
-    duration_ms: int = HOUR,
-) -> AppData:
-    """An application on YARN unless props say otherwise."""
-    return AppData(
-        app_id="application_1_0001",
-        attempt_id="1",
-        name="test-app",
-        user="alice",
-        start_time_ms=start_ms,
-        end_time_ms=start_ms + duration_ms,
-        duration_ms=duration_ms,
-        spark_properties={"spark.master": "yarn", **(props or {})},
-        executors=executors,
-        jobs=jobs,
-        stages=stages,
-        tasks=(),
-    )
 
 
 def peaks(heap_mib: int = 512, offheap_mib: int = 128) -> dict[str, int]:
@@ -163,7 +53,6 @@ LOCAL = app(
     # Cluster-only settings are present in local mode but took no effect.
     props={"spark.master": "local[2]", "spark.executor.memory": "8g", "spark.driver.cores": "4"},
 )
-DRIVER_ONLY = app((driver(),), duration_ms=10 * MIN)
 
 
 @pytest.mark.parametrize(
@@ -263,16 +152,6 @@ def test_memory_used_is_unknown_unless_every_jvm_reported_peaks(
     assert any("unknown" in note for note in r.notes)
 
 
-def test_driver_only_application() -> None:
-    r = compute_resources(DRIVER_ONLY)
-    assert r.used_core_hours == 0
-    assert r.core_efficiency == 0
-    assert r.wait.driver_only_s == pytest.approx(600)
-    assert r.wait.to_first_executor_s is None
-    assert r.wait.per_stage == ()
-    assert r.wait.stage_scheduling_delay_s == 0
-
-
 def test_overhead_set_explicitly_is_used() -> None:
     data = app(
         (driver(), executor("1", cores=1)),
@@ -287,55 +166,6 @@ def test_overhead_set_explicitly_is_used() -> None:
     r = compute_resources(data)
     assert r.allocated_gb_hours == pytest.approx(4 + 4)
     assert r.allocated_core_hours == pytest.approx(1 + 2)
-
-
-@pytest.mark.parametrize(
-    ("jobs", "driver_only_s"),
-    [
-        pytest.param((), 60, id="no-jobs"),
-        pytest.param((job(0, 10 * S, 20 * S), job(1, 30 * S, 40 * S)), 40, id="disjoint"),
-        pytest.param((job(0, 10 * S, 30 * S), job(1, 15 * S, 40 * S)), 30, id="overlapping"),
-        pytest.param((job(0, 10 * S, 50 * S), job(1, 20 * S, 30 * S)), 20, id="nested"),
-        pytest.param((job(0, 10 * S, 20 * S), job(1, 20 * S, 30 * S)), 40, id="touching"),
-        pytest.param((job(0, 50 * S, None),), 50, id="open-until-app-end"),
-        pytest.param((job(0, -5 * S, 10 * S), job(1, 55 * S, 90 * S)), 45, id="clipped-to-app"),
-        pytest.param((job(0, None, 30 * S),), 60, id="no-submission-ignored"),
-        pytest.param(
-            (
-                job(0, 40 * S, 50 * S),
-                job(1, 10 * S, 20 * S),
-                job(2, 15 * S, 30 * S),
-                job(3, 45 * S, 47 * S),
-                job(4, 55 * S, None),
-            ),
-            25,
-            id="unsorted-mix",
-        ),
-    ],
-)
-def test_driver_only_time_is_duration_minus_union_of_jobs(
-    jobs: tuple[JobSummary, ...], driver_only_s: float
-) -> None:
-    r = compute_resources(app((driver(), executor("1")), jobs=jobs, duration_ms=60 * S))
-    assert r.wait.driver_only_s == pytest.approx(driver_only_s)
-
-
-def test_wait_to_first_executor_and_per_stage() -> None:
-    data = app(
-        (driver(add_ms=1 * S), executor("1", add_ms=9 * S), executor("2", add_ms=7 * S)),
-        stages=(
-            stage(0, submit_ms=10 * S, first_task_ms=12 * S),
-            stage(1, attempt_id=1, submit_ms=20 * S, first_task_ms=20 * S + 500),
-            stage(2, submit_ms=30 * S, first_task_ms=None),
-            stage(3, submit_ms=None, first_task_ms=None),
-        ),
-        start_ms=0,
-    )
-    wait = compute_resources(data).wait
-    assert wait.to_first_executor_s == pytest.approx(7)
-    assert [(w.stage_id, w.attempt_id) for w in wait.per_stage] == [(0, 0), (1, 1)]
-    assert [w.wait_s for w in wait.per_stage] == pytest.approx([2, 0.5])
-    assert wait.stage_scheduling_delay_s == pytest.approx(2.5)
 
 
 def test_used_above_allocated_is_clamped_and_noted() -> None:
