@@ -4,7 +4,8 @@ transaction, and while it completes the derived work after the loads), or take i
 half-way, then run it again; the database must then hold exactly what one uninterrupted fetch
 stores, application by application, and every derived table (findings, inputs, predictions,
 forecasts, what-if models and prior, summaries, names) equal to what the uninterrupted run
-derived, with nothing left on the pipeline's ledger.
+derived, with nothing left on the pipeline's ledger. (A kill once every load is done, on another
+recording and on SQLite too: test_interrupted_models.py.)
 
 The server replays the 21 applications recorded from a real SHS with their end times spread over
 six days (7 hours apart, far more than `fetcher.overlap_minutes`), so a watermark taken from the
@@ -13,11 +14,6 @@ newest stored end time would skip the older ones for ever.
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -33,72 +29,15 @@ from sparkscope.models.app_rows import APP_CHILD_TABLES
 from sparkscope.models.application import Application, Stage, Task
 from sparkscope.models.fetch import FetchFailure, FetchRun, FetchWatermark
 from tests.conftest import create_pg_database, drop_pg_database
+from tests.fetcher.conftest import assert_derived, count_apps, fetch, kill, start_fetch, wait_for
 from tests.fetcher.fake_shs import FakeShs, running, spread_listing
 from tests.support.derived import derived_state, differences
-from tests.support.processes import CHILD, table_locked, waiting_on_a_lock
+from tests.support.processes import table_locked, waiting_on_a_lock
 
-ROOT = Path(__file__).resolve().parents[2]
 ENTRIES = spread_listing()
 IDS = [e["id"] for e in ENTRIES]  # oldest first
 BASELINE, NEW = IDS[:5], IDS[5:]
 SKIPPED_COLUMNS = {"id", "server_id", "fetched_at_ms"}
-
-
-@pytest.fixture(scope="module")
-def config_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("cfg") / "sparkscope.yaml"
-    path.write_text(
-        "fetcher:\n  threads: 4\n  retries: 1\n  backoff_factor_s: 0\n  listing_page_size: 4\n"
-    )
-    return path
-
-
-def start_fetch(url: str, db_url: str, config: Path) -> subprocess.Popen[str]:
-    env = {
-        **os.environ,
-        "PGAPPNAME": CHILD,  # what table_locked waits for after a kill
-        "SPARKSCOPE_DATABASE_URL": db_url,
-        "SPARKSCOPE_CONFIG": str(config),
-    }
-    return subprocess.Popen(
-        [sys.executable, "-m", "sparkscope", "fetch", "--url", url],
-        env=env,
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-
-
-def fetch(url: str, db_url: str, config: Path, expect: int = 0) -> str:
-    proc = start_fetch(url, db_url, config)
-    out, _ = proc.communicate(timeout=300)
-    assert proc.returncode == expect, out
-    return out
-
-
-def wait_for(what: Callable[[], bool], proc: subprocess.Popen[str], timeout_s: float = 120) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not what():
-        if proc.poll() is not None:
-            out = proc.stdout.read() if proc.stdout else ""
-            pytest.fail(f"the fetch ended (exit {proc.returncode}) before the kill point:\n{out}")
-        assert time.monotonic() < deadline, "kill point never reached"
-        time.sleep(0.02)
-
-
-def kill(proc: subprocess.Popen[str]) -> None:
-    proc.send_signal(signal.SIGKILL)
-    proc.communicate(timeout=60)
-    assert proc.returncode == -signal.SIGKILL
-
-
-def count_apps(db_url: str) -> int:
-    engine = make_engine(db_url)
-    with engine.connect() as c:
-        n = int(c.scalar(select(func.count()).select_from(Application)) or 0)
-    engine.dispose()
-    return n
 
 
 def snapshot(db_url: str) -> dict[tuple[str, str], dict[str, Any]]:
@@ -170,13 +109,6 @@ def derived_truth(
     assert state["whatif_model"] and state["day_summary"] and state["analysis_result"]
     assert len(state["application_name"]) == len({e["name"] for e in ENTRIES})
     yield state
-
-
-def assert_derived(db_url: str, want: dict[str, Any]) -> None:
-    """Every derived table equals ``want`` and the ledger is empty."""
-    got = derived_state(db_url)
-    assert got["pipeline_pending"] == []
-    assert differences(got, want) == {}
 
 
 def baseline(shs: FakeShs, db_url: str, config: Path) -> None:
@@ -316,65 +248,6 @@ def test_killed_while_completing_the_derived_work_then_rerun_derives_the_same(
     assert "loaded 0," in out  # nothing left to load: only the derived work
     assert snapshot(fresh_pg_url) == truth
     assert_derived(fresh_pg_url, derived_truth)
-
-
-def _fetch_until(
-    url: str, db_url: str, config: Path, line: str
-) -> tuple[subprocess.Popen[str], threading.Event]:
-    """A fetch process and an event set once its output shows ``line``."""
-    proc = start_fetch(url, db_url, config)
-    seen = threading.Event()
-
-    def read() -> None:
-        assert proc.stdout is not None
-        for text_line in proc.stdout:
-            if line in text_line:
-                seen.set()
-
-    threading.Thread(target=read, daemon=True).start()
-    return proc, seen
-
-
-SCALING = ROOT / "demo" / "scaling-events"  # 36 runs of 3 recurring applications
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def scaling_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str]]:
-    """Two new databases of one kind: (the one killed and re-run, the uninterrupted one)."""
-    if request.param == "sqlite":  # the embedded default: `fetch` creates and migrates it
-        yield f"sqlite:///{tmp_path / 'killed.db'}", f"sqlite:///{tmp_path / 'clean.db'}"
-        return
-    server, template = (
-        request.getfixturevalue("pg_server_url"),
-        request.getfixturevalue("pg_template"),
-    )
-    urls = [create_pg_database(server, template=template) for _ in range(2)]
-    yield urls[0], urls[1]
-    for url in urls:
-        drop_pg_database(server, url)
-
-
-def test_killed_at_36_of_36_then_rerun_keeps_every_model(
-    scaling_db: tuple[str, str], config_file: Path
-) -> None:
-    """The issue's case: `fetch --url demo/scaling-events` killed once its progress reaches
-    36/36 (its loads are done, its derived work under way), then run again: the re-run skips
-    every stored application and still ends with the 3 what-if models and the server's prior of
-    an uninterrupted fetch, every derived table equal."""
-    killed, clean = scaling_db
-    proc, seen = _fetch_until(str(SCALING), killed, config_file, "progress: 36/36")
-    try:
-        wait_for(seen.is_set, proc)
-    finally:
-        kill(proc)
-    assert count_apps(killed) == 36
-    out = fetch(str(SCALING), killed, config_file)
-    assert "loaded 0, skipped 36" in out
-    fetch(str(SCALING), clean, config_file)
-    want = derived_state(clean)
-    assert len(want["whatif_model"]) == 3 and len(want["whatif_cluster"]) == 1
-    assert len(want["run_prediction"]) == 36
-    assert_derived(killed, want)
 
 
 #: Derived tables that do not depend on how the loads were split between runs (a prediction
