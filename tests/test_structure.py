@@ -8,8 +8,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_LINES = 400
-#: Folders whose files may be long: generated migrations, tests, benchmarks (and non-code).
-EXEMPT = ("migrations", "tests", "benchmarks", ".venv", "node_modules", "build", "dist")
+#: Folders whose files may be long: Alembic migrations (one file per revision) and non-code.
+#: Tests and benchmarks are code like the packages: the limit holds for them too.
+EXEMPT = ("migrations", ".venv", "node_modules", "build", "dist")
 
 PACKAGES = ("sparkscope", "fetcher", "heuristics")
 
@@ -28,6 +29,8 @@ def _modules() -> dict[str, int]:
 def test_no_module_is_over_the_line_limit() -> None:
     modules = _modules()
     assert "sparkscope/queries/detail.py" in modules  # the walk sees the packages' modules
+    assert "tests/fetcher/conftest.py" in modules  # ... the tests' (helpers included)
+    assert "benchmarks/fleet.py" in modules  # ... and the benchmarks'
     over = {name: n for name, n in modules.items() if n > MAX_LINES}
     assert over == {}, f"modules over {MAX_LINES} lines; split them by responsibility: {over}"
 
