@@ -5,29 +5,20 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-import responses
 from sqlalchemy import select
 
 from fetcher.job import run_server
 from fetcher.options import FetchOptions
-from sparkscope.config.loader import FetcherConfig, ServerConfig
+from sparkscope.config.loader import FetcherConfig
 from sparkscope.models.application import EnvironmentProperty, Executor, Job, Stage, Task
 from tests.fetcher import recorded
+from tests.fetcher.conftest import SERVER
 from tests.fetcher.recorded import BILLING
 
-SERVER = ServerConfig(name="prod", url=recorded.BASE, connect_timeout_s=1, read_timeout_s=2)
 FETCHER_CONFIG = FetcherConfig(threads=1, retries=0, backoff_factor_s=0)
 SECRETS = ("hunter2", "Kafka-Pass-9", "AKIAIOSFODNN7EXAMPLE", "ghp_" + "x1" * 18, "s3cr3tpw")
-
-
-@pytest.fixture
-def rsps() -> Iterator[responses.RequestsMock]:
-    with responses.RequestsMock(assert_all_requests_are_fired=True) as mock:
-        yield mock
 
 
 def _with_secrets(key: str, data: Any) -> Any:

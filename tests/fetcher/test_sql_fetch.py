@@ -4,7 +4,6 @@ error answer that fails the SQL part only (stored without it, recorded, retried 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,26 +16,20 @@ from sqlalchemy.orm import Session, sessionmaker
 from fetcher.job import run_server
 from fetcher.options import FetchOptions
 from fetcher.shs.request_plan import SQL_PAGE_LENGTH
-from sparkscope.config.loader import FetcherConfig, ServerConfig
+from sparkscope.config.loader import FetcherConfig
 from sparkscope.models.application import Application, Stage
 from sparkscope.models.fetch import FetchFailure, FetchRun, FetchWatermark
 from sparkscope.models.sql import SqlExecution, SqlFetch, SqlNode, SqlStage
 from tests.fetcher import recorded
+from tests.fetcher.conftest import SERVER
 from tests.fetcher.recorded import API, HEALTHY
 
-SERVER = ServerConfig(name="prod", url=recorded.BASE, connect_timeout_s=1, read_timeout_s=2)
 FCFG = FetcherConfig(threads=1, retries=0, backoff_factor_s=0, top_stages=5, tasks_per_stage=20)
 SQL_PATH = f"applications/{HEALTHY}/sql"
 
 
 def sql_query(offset: int) -> str:
     return f"details=true&length={SQL_PAGE_LENGTH}&offset={offset}&planDescription=true"
-
-
-@pytest.fixture
-def rsps() -> Iterator[responses.RequestsMock]:
-    with responses.RequestsMock(assert_all_requests_are_fired=True) as mock:
-        yield mock
 
 
 def register_without_sql(rsps: responses.RequestsMock) -> list[Any]:
