@@ -7,22 +7,18 @@ test_interrupted_models.py)."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import responses
-from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from sparkscope.config.loader import FetcherConfig, ServerConfig
 from sparkscope.db import make_engine, make_sessionmaker
-from sparkscope.models.application import Application
 from tests.fetcher import recorded
 from tests.support.derived import derived_state, differences
 from tests.support.processes import CHILD
@@ -80,30 +76,6 @@ def fetch(url: str, db_url: str, config: Path, expect: int = 0) -> str:
     out, _ = proc.communicate(timeout=300)
     assert proc.returncode == expect, out
     return out
-
-
-def wait_for(what: Callable[[], bool], proc: subprocess.Popen[str], timeout_s: float = 120) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not what():
-        if proc.poll() is not None:
-            out = proc.stdout.read() if proc.stdout else ""
-            pytest.fail(f"the fetch ended (exit {proc.returncode}) before the kill point:\n{out}")
-        assert time.monotonic() < deadline, "kill point never reached"
-        time.sleep(0.02)
-
-
-def kill(proc: subprocess.Popen[str]) -> None:
-    proc.send_signal(signal.SIGKILL)
-    proc.communicate(timeout=60)
-    assert proc.returncode == -signal.SIGKILL
-
-
-def count_apps(db_url: str) -> int:
-    engine = make_engine(db_url)
-    with engine.connect() as c:
-        n = int(c.scalar(select(func.count()).select_from(Application)) or 0)
-    engine.dispose()
-    return n
 
 
 def assert_derived(db_url: str, want: dict[str, Any]) -> None:

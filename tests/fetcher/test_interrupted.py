@@ -29,10 +29,10 @@ from sparkscope.models.app_rows import APP_CHILD_TABLES
 from sparkscope.models.application import Application, Stage, Task
 from sparkscope.models.fetch import FetchFailure, FetchRun, FetchWatermark
 from tests.conftest import create_pg_database, drop_pg_database
-from tests.fetcher.conftest import assert_derived, count_apps, fetch, kill, start_fetch, wait_for
+from tests.fetcher.conftest import assert_derived, fetch, start_fetch
 from tests.fetcher.fake_shs import FakeShs, running, spread_listing
 from tests.support.derived import derived_state, differences
-from tests.support.processes import table_locked, waiting_on_a_lock
+from tests.support.processes import count_apps, kill, table_locked, wait_for, waiting_on_a_lock
 
 ENTRIES = spread_listing()
 IDS = [e["id"] for e in ENTRIES]  # oldest first

@@ -13,16 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import create_pg_database, drop_pg_database
-from tests.fetcher.conftest import (
-    ROOT,
-    assert_derived,
-    count_apps,
-    fetch,
-    kill,
-    start_fetch,
-    wait_for,
-)
+from tests.fetcher.conftest import ROOT, assert_derived, fetch, start_fetch
 from tests.support.derived import derived_state
+from tests.support.processes import count_apps, kill, wait_for
 
 
 def _fetch_until(

@@ -13,10 +13,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import func, select, text
 from sqlalchemy.pool import NullPool
 
 from sparkscope.db import make_engine
+from sparkscope.models.application import Application
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -58,6 +59,15 @@ def kill(proc: subprocess.Popen[str]) -> None:
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=60)
     assert proc.returncode == -signal.SIGKILL
+
+
+def count_apps(db_url: str) -> int:
+    """How many applications the database at ``db_url`` holds (a connection of its own)."""
+    engine = make_engine(db_url, poolclass=NullPool)
+    with engine.connect() as c:
+        n = int(c.scalar(select(func.count()).select_from(Application)) or 0)
+    engine.dispose()
+    return n
 
 
 HOLDER = "test-lock-holder"

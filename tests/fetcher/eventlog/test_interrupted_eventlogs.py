@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -24,11 +23,11 @@ from sqlalchemy import func, select, text
 from sqlalchemy.pool import NullPool
 
 from sparkscope.db import make_engine
-from sparkscope.models.application import Application
 from sparkscope.models.eventlog import EventLogFile, StageTaskTimes
 from sparkscope.models.fetch import FetchFailure, FetchRun
 from tests.conftest import create_pg_database, drop_pg_database
 from tests.fetcher.eventlog.conftest import LAYOUTS, ROOT, SAMPLE
+from tests.support.processes import count_apps, kill, wait_for
 from tests.support.stores import differences, stored
 
 
@@ -80,30 +79,6 @@ def snapshot(db_url: str) -> dict[str, Any]:
         assert c.scalar(select(func.count()).select_from(FetchFailure)) == 0
     engine.dispose()
     return {"rows": stored(db_url), "marks": marks, "extras": extras}
-
-
-def count_apps(db_url: str) -> int:
-    engine = make_engine(db_url, poolclass=NullPool)
-    with engine.connect() as c:
-        n = int(c.scalar(select(func.count()).select_from(Application)) or 0)
-    engine.dispose()
-    return n
-
-
-def wait_for(what: Callable[[], bool], proc: subprocess.Popen[str], timeout_s: float = 120) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not what():
-        if proc.poll() is not None:
-            out = proc.stdout.read() if proc.stdout else ""
-            pytest.fail(f"the fetch ended (exit {proc.returncode}) before the kill point:\n{out}")
-        assert time.monotonic() < deadline, "kill point never reached"
-        time.sleep(0.02)
-
-
-def kill(proc: subprocess.Popen[str]) -> None:
-    proc.send_signal(signal.SIGKILL)
-    proc.communicate(timeout=60)
-    assert proc.returncode == -signal.SIGKILL
 
 
 def whole_only(partial: dict[str, Any], truth: dict[str, Any]) -> None:
