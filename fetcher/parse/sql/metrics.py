@@ -14,6 +14,7 @@ Nothing here raises: a value in an unknown format keeps its text and gets the un
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import NamedTuple
 
 #: The raw text kept for a metric whose value could not be read.
@@ -58,6 +59,14 @@ BYTES, MS, COUNT, AVERAGE, UNKNOWN = "bytes", "ms", "count", "average", "unknown
 _NUM = r"[-+]?(?:\d[\d,]*)?(?:\.\d+)?(?:[eE][-+]?\d+)?"
 _QTY_RE = re.compile(r"^\s*(" + _NUM + r")\s*([A-Za-zµ]+)?\s*$")
 _DECIMAL_COMMA_RE = re.compile(r"[-+]?\d+,\d{1,2}")
+# What Spark itself prints: a US-grouped count ("1,700") or a plain decimal, then one space and a
+# unit ("45.8 MiB", "12 ms"). Read with str methods; anything else takes the general path.
+_PLAIN_NUM_RE = re.compile(r"\d{1,3}(?:,\d{3})*(?:\.\d+)?|\d+(?:\.\d+)?", re.ASCII)
+# unit (lower case) -> (factor, unit kind): sizes first, as parse_quantity looks them up
+_UNIT_FACTORS: dict[str, tuple[float, str]] = {
+    **{u: (f, BYTES) for u, f in _SIZE_UNITS.items()},
+    **{u: (f, MS) for u, f in _TIME_UNITS_MS.items() if u not in _SIZE_UNITS},
+}
 
 
 def _to_float(num: str) -> float | None:
@@ -74,6 +83,14 @@ def _to_float(num: str) -> float | None:
 
 def parse_quantity(text: str | None) -> tuple[float | None, str]:
     """``'1,700'`` -> (1700, count); ``'45.8 MiB'`` -> (bytes, bytes); ``'1.2 s'`` -> (1200, ms)."""
+    if text:
+        num, _, unit = text.partition(" ")
+        if _PLAIN_NUM_RE.fullmatch(num) and (not unit or (unit.isascii() and unit.isalpha())):
+            value = float(num.replace(",", ""))
+            if not unit:
+                return value, COUNT
+            factor = _UNIT_FACTORS.get(unit.lower())
+            return (value * factor[0], factor[1]) if factor is not None else (None, UNKNOWN)
     m = _QTY_RE.match(text or "")
     if not m:
         return None, UNKNOWN
@@ -158,6 +175,7 @@ _STATS_RE = re.compile(
 )
 
 
+@lru_cache(maxsize=4096)  # a small vocabulary: the metric names Spark's operators report
 def canonical_metric_name(raw_name: str) -> tuple[str, str | None]:
     """Strip old ``total (min, med, max)`` suffixes and map renamed metrics: (name, unit hint)."""
     name = " ".join((raw_name or "").split())
@@ -192,7 +210,7 @@ def parse_metric(raw_name: str, raw_value: object) -> ParsedMetric:
         if m:
             mn, med, mx = (_to_float(m.group(g)) for g in ("min", "med", "max"))
             return ParsedMetric(name, AVERAGE, None, mn, med, mx, *_where(m.group("where")))
-    m = _STATS_RE.match(text)
+    m = _STATS_RE.match(text) if "(" in text else None
     if m and m.group("sum").strip():
         total, unit = parse_quantity(m.group("sum"))
         if total is not None:
