@@ -173,6 +173,14 @@ _STATS_RE = re.compile(
     r"^(?P<sum>[^()\n]*?)\s*\(\s*(?P<min>[^,()]+),\s*(?P<med>[^,()]+),\s*(?P<max>[^,()]+?)"
     r"\s*(?:\((?P<where>[^()]*)\))?\s*\)\s*$"
 )
+# The stats as Spark prints them ("45.8 MiB (22.9 MiB, 22.9 MiB, 22.9 MiB (stage 5.0: task 16))",
+# "... (driver))"), each figure as number and unit: what _STATS_RE, parse_quantity and _WHERE_RE
+# make of them, in one pass without backtracking; any other spacing or form is left to those.
+_FIG = r"([0-9]+(?:\.[0-9]+)?) ([A-Za-z]+)"
+_SPARK_STATS_RE = re.compile(
+    rf"{_FIG} \({_FIG}, {_FIG}, {_FIG} "
+    r"\((?:stage ([0-9]+)(?:\.([0-9]+))?: task ([0-9]+)|driver)\)\)"
+)
 
 
 @lru_cache(maxsize=4096)  # a small vocabulary: the metric names Spark's operators report
@@ -196,6 +204,33 @@ def _where(where: str | None) -> tuple[int | None, int | None, int | None]:
     return int(m.group(1)), int(m.group(2) or 0), int(m.group(3))
 
 
+def _figure(num: str, unit: str) -> float | None:
+    factor = _UNIT_FACTORS.get(unit.lower())
+    return float(num) * factor[0] if factor is not None else None
+
+
+def _spark_stats(name: str, text: str) -> ParsedMetric | None:
+    """Stats in Spark's own form (:data:`_SPARK_STATS_RE`), else None."""
+    sm = _SPARK_STATS_RE.fullmatch(text)
+    if sm is None:
+        return None
+    num, unit, mn, mn_unit, med, med_unit, mx, mx_unit, stage, attempt, task = sm.groups()
+    factor = _UNIT_FACTORS.get(unit.lower())
+    if factor is None:
+        return None
+    return ParsedMetric(
+        name,
+        factor[1],
+        float(num) * factor[0],
+        _figure(mn, mn_unit),
+        _figure(med, med_unit),
+        _figure(mx, mx_unit),
+        int(stage) if stage else None,
+        int(attempt or 0) if stage else None,
+        int(task) if stage else None,
+    )
+
+
 def parse_metric(raw_name: str, raw_value: object) -> ParsedMetric:
     """One ``{name, value}`` pair of a node; never raises."""
     name, hint = canonical_metric_name(str(raw_name))
@@ -210,15 +245,19 @@ def parse_metric(raw_name: str, raw_value: object) -> ParsedMetric:
         if m:
             mn, med, mx = (_to_float(m.group(g)) for g in ("min", "med", "max"))
             return ParsedMetric(name, AVERAGE, None, mn, med, mx, *_where(m.group("where")))
-    m = _STATS_RE.match(text) if "(" in text else None
-    if m and m.group("sum").strip():
-        total, unit = parse_quantity(m.group("sum"))
-        if total is not None:
-            mn = parse_quantity(m.group("min"))[0]
-            med = parse_quantity(m.group("med"))[0]
-            mx = parse_quantity(m.group("max"))[0]
-            unit = hint if (unit == COUNT and hint) else unit
-            return ParsedMetric(name, unit, total, mn, med, mx, *_where(m.group("where")))
+    if "(" in text:  # total (min, med, max ...); without a parenthesis, a plain total
+        spark = _spark_stats(name, text)
+        if spark is not None:
+            return spark
+        m = _STATS_RE.match(text)
+        if m and m.group("sum").strip():
+            total, unit = parse_quantity(m.group("sum"))
+            if total is not None:
+                mn = parse_quantity(m.group("min"))[0]
+                med = parse_quantity(m.group("med"))[0]
+                mx = parse_quantity(m.group("max"))[0]
+                unit = hint if (unit == COUNT and hint) else unit
+                return ParsedMetric(name, unit, total, mn, med, mx, *_where(m.group("where")))
     total, unit = parse_quantity(text)
     if total is None:
         return ParsedMetric(name, UNKNOWN, None, raw=raw[:RAW_METRIC_KEEP_CHARS])
