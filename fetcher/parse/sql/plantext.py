@@ -144,7 +144,7 @@ def op_key(name: str) -> str:
 
 
 _TREE_CHARS = " :|+-"  # the drawing left of an operator's name
-_OP_LINE_RE = re.compile(r"^(?P<star>\*\s+)?(?P<name>.*?)\s*\((?P<id>\d+)\)(?P<rest>.*)$")
+_OP_ID_RE = re.compile(r"\((\d+)\)")
 _STATS_TEXT_RE = re.compile(r"Statistics\(sizeInBytes=([^,)]+)(?:,\s*rowCount=([^,)]+))?")
 _DETAIL_HEAD_RE = re.compile(r"^\((\d+)\)\s+(.*?)\s*(?:\[codegen id\s*:\s*(\d+)\])?\s*$")
 _FIELD_RE = re.compile(r"^([A-Z][A-Za-z ]*?)(?:\s*\[\d+\])?\s*:\s?(.*)$")
@@ -180,7 +180,7 @@ def parse_plan(text: str) -> PlanText:
     last_field: str | None = None
     in_subqueries = False
     while i < n:
-        line = lines[i].rstrip()
+        line = lines[i]
         i += 1
         stripped = line.strip()
         if not stripped:
@@ -190,8 +190,9 @@ def parse_plan(text: str) -> PlanText:
             in_subqueries = "Subquer" in stripped
             current = None
             continue
-        m = _SUBQ_HEAD_RE.match(stripped)
-        if m and in_subqueries:
+        # the head regexes only where their first characters are
+        m = _SUBQ_HEAD_RE.match(stripped) if in_subqueries and stripped[0] == "S" else None
+        if m:
             sub_tree: list[str] = []
             while i < n and lines[i].strip() and not _DETAIL_HEAD_RE.match(lines[i].strip()):
                 sub_tree.append(lines[i])
@@ -201,20 +202,21 @@ def parse_plan(text: str) -> PlanText:
             subqueries.append(PlanSubquery(int(m.group(1)), m.group(2)[:500], root))
             current = None
             continue
-        m = _DETAIL_HEAD_RE.match(stripped)
+        m = _DETAIL_HEAD_RE.match(stripped) if stripped[0] == "(" else None
         if m and (current is None or not line.startswith(" ")):
-            op_id = int(m.group(1))
-            codegen = int(m.group(3)) if m.group(3) else None
-            current = OpDetail(op_id, m.group(2).strip()[:500], codegen)
+            head_id, head_name, codegen = m.groups()
+            op_id = int(head_id)
+            current = OpDetail(op_id, head_name.strip()[:500], int(codegen) if codegen else None)
             details.setdefault(op_id, current)
             last_field = None
             continue
         if current is None:
             continue
         fm = _FIELD_RE.match(stripped)
-        if fm and len(fm.group(1)) <= 40:
-            last_field = fm.group(1).strip()
-            current.fields[last_field] = fm.group(2)[:FIELD_KEEP_CHARS]
+        key, value = fm.groups() if fm else ("", "")
+        if fm and len(key) <= 40:
+            last_field = key.strip()
+            current.fields[last_field] = value[:FIELD_KEEP_CHARS]
         elif last_field is not None:
             joined = current.fields[last_field] + "\n" + stripped
             current.fields[last_field] = joined[:FIELD_KEEP_CHARS]
@@ -241,6 +243,10 @@ def _parse_tree(lines: list[str], notes: list[str], section: str = "plain") -> l
                 stack.pop()
             while stack and not stack[-1].name.startswith("AdaptiveSparkPlan"):
                 stack.pop()
+            # a marker names the section of the branch below it ("subquery" stays, but for the
+            # initial plan of a subquery)
+            sec = _SECTIONS.get(label, stack[-1].section if stack else section)
+            marker.section = "subquery" if section == "subquery" and sec != "initial" else sec
             if stack:
                 stack[-1].children.append(marker)
             else:
@@ -248,10 +254,13 @@ def _parse_tree(lines: list[str], notes: list[str], section: str = "plain") -> l
                 roots.append(marker)
             stack.append(marker)
             continue
-        m = _OP_LINE_RE.match(content)
+        # "[* ]Name (id)rest": the first "(digits)" ends the name
+        m = _OP_ID_RE.search(content)
         if m:
-            op = TreeOp(int(m.group("id")), m.group("name").strip()[:500], column=col)
-            sm = _STATS_TEXT_RE.search(m.group("rest"))
+            start = 1 if content[0] == "*" and content[1:2].isspace() else 0
+            op = TreeOp(int(m.group(1)), content[start : m.start()].strip()[:500], column=col)
+            rest = content[m.end() :]
+            sm = _STATS_TEXT_RE.search(rest) if rest else None
             if sm:
                 op.stats_size_bytes = parse_quantity(sm.group(1))[0]
                 if sm.group(2):
@@ -262,15 +271,11 @@ def _parse_tree(lines: list[str], notes: list[str], section: str = "plain") -> l
             stack[-1].column > col or (stack[-1].column == col and not stack[-1].marker)
         ):
             stack.pop()
-        (stack[-1].children if stack else roots).append(op)
+        if stack:
+            op.section = stack[-1].section
+            stack[-1].children.append(op)
+        else:
+            op.section = section
+            roots.append(op)
         stack.append(op)
-    todo = [(r, section) for r in roots]
-    while todo:
-        op, sec = todo.pop()
-        if op.marker:
-            sec = _SECTIONS.get(op.marker, sec)
-            if section == "subquery" and sec != "initial":
-                sec = "subquery"
-        op.section = sec
-        todo.extend((c, sec) for c in op.children)
     return roots
