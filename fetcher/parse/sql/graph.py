@@ -91,6 +91,8 @@ class ParsedExecution:
 
 def as_int(value: Any) -> int | None:
     """An id or count the database can hold, else None (bools, text, out-of-range numbers)."""
+    if type(value) is int and -_INT64 <= value < _INT64:  # nearly every value
+        return value
     if isinstance(value, bool):
         return None
     if isinstance(value, float) and value == value and abs(value) < _INT64:
@@ -134,7 +136,7 @@ def _parse_nodes(raw_nodes: Any, notes: list[str]) -> dict[int, GraphNode]:
             met = parse_metric(rm["name"][:200], rm.get("value"))
             metrics.setdefault(met.name, met)
         name = rn.get("nodeName")
-        label = name.strip()[:500] if isinstance(name, str) and name.strip() else "?"
+        label = (name.strip()[:500] or "?") if isinstance(name, str) else "?"
         nodes[nid] = GraphNode(nid, label, as_int(rn.get("wholeStageCodegenId")), metrics)
     if bad_nodes:
         notes.append(f"{bad_nodes} node(s) without a nodeId skipped")

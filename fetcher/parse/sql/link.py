@@ -195,10 +195,11 @@ def _link_nodes(ex: ParsedExecution, links: StageLinks) -> dict[int, int]:
             continue
         ids: set[int] = set()
         read_ids: set[int] = set()
+        exchange = _is_exchange(node)
         for m in node.metrics.values():
             if m.max_stage_id is None:
                 continue
-            if _is_exchange(node) and m.name in _READ_SIDE:
+            if exchange and m.name in _READ_SIDE:
                 read_ids.add(m.max_stage_id)
             else:
                 ids.add(m.max_stage_id)

@@ -124,18 +124,9 @@ class ParsedMetric(NamedTuple):
     raw: str | None = None  # the text, only when it could not be read
 
     def stored(self) -> list[object]:
-        """The compact form a node row keeps (see :data:`STORED_FIELDS`)."""
-        return [
-            self.unit,
-            self.total,
-            self.min,
-            self.med,
-            self.max,
-            self.max_stage_id,
-            self.max_stage_attempt,
-            self.max_task_id,
-            self.raw,
-        ]
+        """The compact form a node row keeps (see :data:`STORED_FIELDS`): every field but the
+        name, in order."""
+        return list(self[1:])
 
 
 #: The order of the values of a stored metric (``sql_node.metrics`` maps name -> this list).
@@ -150,6 +141,7 @@ STORED_FIELDS = (
     "task_id",
     "raw",
 )
+assert len(STORED_FIELDS) == len(ParsedMetric._fields) - 1
 
 # Old names (Spark 2.x / 3.0) and renamings, mapped to the Spark 3.1+ / 4.x names used downstream.
 METRIC_ALIASES = {

@@ -115,6 +115,8 @@ def _is_exchange(name: str) -> bool:
 
 
 def _executed_children(op: TreeOp) -> list[TreeOp]:
+    if not any(c.marker for c in op.children):
+        return op.children  # (not changed by the caller)
     markers = {c.marker: c for c in op.children if c.marker}
     plain = [c for c in op.children if not c.marker]
     for wanted in ("Final Plan", "Current Plan", "Initial Plan"):
@@ -147,7 +149,8 @@ _TREE_CHARS = " :|+-"  # the drawing left of an operator's name
 _OP_ID_RE = re.compile(r"\((\d+)\)")
 _STATS_TEXT_RE = re.compile(r"Statistics\(sizeInBytes=([^,)]+)(?:,\s*rowCount=([^,)]+))?")
 _DETAIL_HEAD_RE = re.compile(r"^\((\d+)\)\s+(.*?)\s*(?:\[codegen id\s*:\s*(\d+)\])?\s*$")
-_FIELD_RE = re.compile(r"^([A-Z][A-Za-z ]*?)(?:\s*\[\d+\])?\s*:\s?(.*)$")
+# a key ends on a letter (its trailing blanks go to the separator), read greedily
+_FIELD_RE = re.compile(r"^([A-Z](?:[A-Za-z ]*[A-Za-z])?)(?:\s*\[\d+\])?\s*:\s?(.*)$")
 _SUBQ_HEAD_RE = re.compile(
     r"^Subquery:\d+\s+Hosting operator id\s*=\s*(\d+)\s+Hosting Expression\s*=\s*(.*)$"
 )
