@@ -86,11 +86,11 @@ def parse_quantity(text: str | None) -> tuple[float | None, str]:
     if text:
         num, _, unit = text.partition(" ")
         if _PLAIN_NUM_RE.fullmatch(num) and (not unit or (unit.isascii() and unit.isalpha())):
-            value = float(num.replace(",", ""))
+            figure = float(num.replace(",", ""))
             if not unit:
-                return value, COUNT
+                return figure, COUNT
             factor = _UNIT_FACTORS.get(unit.lower())
-            return (value * factor[0], factor[1]) if factor is not None else (None, UNKNOWN)
+            return (figure * factor[0], factor[1]) if factor is not None else (None, UNKNOWN)
     m = _QTY_RE.match(text or "")
     if not m:
         return None, UNKNOWN
