@@ -14,7 +14,7 @@ recorded from a real Spark 4.0.1 History Server, scaled to N applications. For e
    order, with the same thread count and one ``requests.Session`` per thread, reading every body
    and doing nothing else; the ratio of their wall times.
 
-    python -m benchmarks.fetch_bench [--databases sqlite,postgresql] [--cpu-apps 420]
+    python -m benchmarks.fetch_bench [--databases sqlite,postgresql] [--cpu-apps 420 --repeat 1]
         [--apps 2000 --latency-ms 40 --replay-ms 400 --threads 4] [--postgres-url URL]
 """
 
@@ -176,12 +176,29 @@ def _per_app_ms(seconds: float, run: dict[str, Any]) -> float:
     return seconds * 1000 / max(1, run["loaded"])
 
 
-def report_cpu(runs: dict[str, dict[str, Any]], apps: int, threads: int) -> None:
-    """The CPU table, one column per database."""
+def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One run's figures from several: the median of each, phase by phase (the machine's load
+    moves one run's figures by more than most changes do), and the total's lowest and highest."""
+    import statistics
+
+    out = dict(runs[0])
+    for key, value in runs[0].items():
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            out[key] = statistics.median(r[key] for r in runs)
+    out["phases_s"] = {
+        phase: statistics.median(r["phases_s"][phase] for r in runs) for phase in PHASES
+    }
+    out["cpu_range_s"] = (min(r["cpu_s"] for r in runs), max(r["cpu_s"] for r in runs))
+    return out
+
+
+def report_cpu(runs: dict[str, dict[str, Any]], apps: int, threads: int, repeat: int = 1) -> None:
+    """The CPU table, one column per database (medians of ``repeat`` runs each)."""
     names = list(runs)
+    of_runs = f", median of {repeat} runs" if repeat > 1 else ""
     print(
         f"\nour CPU per fetched application, zero SHS latency: {apps} applications "
-        f"(the 21 recorded ones, repeated), {threads} threads, fresh database"
+        f"(the 21 recorded ones, repeated), {threads} threads, fresh database{of_runs}"
     )
     print(f"  {'':<28}" + "".join(f"{n:>12}" for n in names))
 
@@ -195,6 +212,11 @@ def report_cpu(runs: dict[str, dict[str, Any]], apps: int, threads: int) -> None
         f"CPU/app (ms, target <= {TARGET_CPU_MS:.0f})",
         [f"{_per_app_ms(r['cpu_s'], r):.2f}" for r in runs.values()],
     )
+    if repeat > 1:
+        line(
+            "  lowest-highest run",
+            ["-".join(f"{_per_app_ms(s, r):.1f}" for s in r["cpu_range_s"]) for r in runs.values()],
+        )
     for phase in PHASES:
         line(f"  {phase}", [f"{_per_app_ms(r['phases_s'][phase], r):.2f}" for r in runs.values()])
     line(
@@ -246,6 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--latency-ms", type=float, default=40.0, help="ratio run: every request")
     ap.add_argument("--replay-ms", type=float, default=400.0, help="ratio run: first request")
     ap.add_argument("--threads", type=int, default=4)
+    ap.add_argument("--repeat", type=int, default=1, help="CPU runs per database (median shown)")
     ap.add_argument("--postgres-url", help="server URL (default: a throwaway one in a temp dir)")
     ap.add_argument("--pg-port", type=int, default=54391, help="port of the throwaway server")
     args = ap.parse_args(argv)
@@ -253,6 +276,8 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(databases) - {"sqlite", "postgresql"}
     if unknown:
         ap.error(f"unknown database(s): {', '.join(sorted(unknown))}")
+    if args.repeat < 1:
+        ap.error("--repeat must be at least 1")
 
     with tempfile.TemporaryDirectory(prefix="sparkscope-fetch-bench-") as tmp:
         Path(tmp).chmod(0o755)  # pg-start.sh runs PostgreSQL as an unprivileged user
@@ -275,10 +300,15 @@ def main(argv: list[str] | None = None) -> int:
         try:
             if args.cpu_apps:
                 cpu_runs = {
-                    kind: run_case(database(kind, "cpu"), args.cpu_apps, 0, 0, args.threads)
+                    kind: median_run(
+                        [
+                            run_case(database(kind, f"cpu{i}"), args.cpu_apps, 0, 0, args.threads)
+                            for i in range(args.repeat)
+                        ]
+                    )
                     for kind in databases
                 }
-                report_cpu(cpu_runs, args.cpu_apps, args.threads)
+                report_cpu(cpu_runs, args.cpu_apps, args.threads, args.repeat)
             if args.apps:
                 ratio_runs = {
                     kind: run_case(
