@@ -4,6 +4,7 @@ test_resources_wait.py): executors, the driver, stages and applications, with th
 from __future__ import annotations
 
 from heuristics.appdata import AppData, ExecutorSummary, JobSummary, StageSummary
+from tests.heuristics.builders import make_executor, make_stage
 
 S = 1000
 MIN = 60 * S
@@ -23,23 +24,16 @@ def executor(
     tasks: int = 10,
 ) -> ExecutorSummary:
     """An executor (or the driver when executor_id is "driver") with its lifetime and peaks."""
-    return ExecutorSummary(
-        executor_id=executor_id,
-        is_driver=executor_id == "driver",
-        host="host-1",
+    return make_executor(
+        executor_id,
         total_cores=cores,
         max_memory_bytes=GIB,
         add_time_ms=add_ms,
         remove_time_ms=remove_ms,
         remove_reason=None if remove_ms is None else "idle",
         total_duration_ms=0,
-        total_gc_time_ms=0,
         total_tasks=tasks,
-        failed_tasks=0,
         completed_tasks=tasks,
-        total_input_bytes=0,
-        total_shuffle_read_bytes=0,
-        total_shuffle_write_bytes=0,
         peak_jvm_heap_bytes=heap_bytes,
         peak_jvm_offheap_bytes=offheap_bytes,
     )
@@ -61,31 +55,18 @@ def stage(
     run_ms: int = 0,
     cpu_ns: int = 0,
 ) -> StageSummary:
-    """A completed stage attempt with its totals and its launch times."""
-    return StageSummary(
-        stage_id=stage_id,
+    """A completed one-task stage attempt with its totals and its launch times."""
+    return make_stage(
+        stage_id,
         attempt_id=attempt_id,
         name=f"stage {stage_id}",
-        status="COMPLETE",
         num_tasks=1,
         num_complete_tasks=1,
-        num_failed_tasks=0,
-        num_killed_tasks=0,
         submission_time_ms=submit_ms,
         first_task_launched_time_ms=first_task_ms,
         completion_time_ms=None if submit_ms is None else submit_ms + run_ms,
         executor_run_time_ms=run_ms,
         executor_cpu_time_ns=cpu_ns,
-        jvm_gc_time_ms=0,
-        input_bytes=0,
-        output_bytes=0,
-        shuffle_read_bytes=0,
-        shuffle_write_bytes=0,
-        shuffle_fetch_wait_ms=0,
-        memory_bytes_spilled=0,
-        disk_bytes_spilled=0,
-        failure_reason=None,
-        distribution=None,
     )
 
 
