@@ -141,7 +141,6 @@ STORED_FIELDS = (
     "task_id",
     "raw",
 )
-assert len(STORED_FIELDS) == len(ParsedMetric._fields) - 1
 
 # Old names (Spark 2.x / 3.0) and renamings, mapped to the Spark 3.1+ / 4.x names used downstream.
 METRIC_ALIASES = {
