@@ -1,40 +1,42 @@
 """HTTP client for the Spark History Server REST API.
 
-One ``requests.Session`` per worker thread (requests documents no thread-safety contract for a
-Session), each with connection reuse, (connect, read) timeouts, a total deadline per request
-(:mod:`fetcher.shs.transport`) and urllib3 retries with exponential backoff and jitter on connection
-errors, 429 and 5xx. Failures raise typed :class:`ShsError`\\ s that carry the URL; nothing returns
+One :class:`fetcher.shs.session.ServerSession` per worker thread (urllib3's connection pool, with
+the login, proxies, redirects and cookies handled there), each with connection reuse, (connect,
+read) timeouts, a total deadline per request (:mod:`fetcher.shs.transport`) and urllib3 retries
+with exponential backoff and jitter on connection errors, 429 and 5xx. Failures raise typed :class:`ShsError`\\ s that carry the URL; nothing returns
 ``None``. Bodies are decoded by :mod:`fetcher.shs.safejson`, which refuses numbers that JSON or the
 database cannot hold.
 
 A server URL that is a folder or ``file://`` URL (a recording made by ``sparkscope dump``) is read
-through :class:`fetcher.shs.replay.DirectoryAdapter`, a transport adapter, so recorded data goes through
-exactly the same code.
+through :class:`fetcher.shs.replay.RecordingSession` in place of a server session, so recorded
+data goes through exactly the same code.
 """
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlencode, urlsplit
 
-import requests
-from requests.cookies import RequestsCookieJar, extract_cookies_to_jar, merge_cookies
-from requests.utils import get_netrc_auth
-from urllib3.exceptions import ReadTimeoutError
+from urllib3.exceptions import (
+    ConnectTimeoutError,
+    HTTPError,
+    MaxRetryError,
+    NewConnectionError,
+    ReadTimeoutError,
+    ResponseError,
+)
 
 from fetcher.shs import endpoints, safejson
 from fetcher.shs.endpoints import Params
-from fetcher.shs.transport import DeadlineAdapter, QuietRetry, Watchdog, read_body, retries_used
+from fetcher.shs.session import BodyError, Reply, ServerSession, TooManyRedirects
+from fetcher.shs.transport import QuietRetry, Watchdog
 from sparkscope.config.loader import FetcherConfig, ServerConfig
 from sparkscope.redaction import split_credentials
 
 RETRY_STATUSES = (429, 500, 502, 503, 504)
-#: A path made of these characters only is one that requests' URL preparation leaves as it is.
-_PLAIN_PATH = re.compile(r"[A-Za-z0-9._~/-]*")
 USER_AGENT = "sparkscope-fetcher/0.1"
 
 
@@ -78,6 +80,14 @@ class ShsStopped(ShsError):
 Recorder = Callable[[str, bytes], None]
 
 
+class Session(Protocol):
+    """What a worker thread asks with: a server's session, or a recording's."""
+
+    def get(self, target: str) -> Reply: ...
+
+    def close(self) -> None: ...
+
+
 def is_local_source(url: str) -> bool:
     """True when the server 'URL' is a folder or file:// URL of recorded responses."""
     scheme = urlsplit(url).scheme
@@ -117,10 +127,6 @@ class ShsClient:
             self.root = base_url.rstrip("/") + "/api/v1"
             self.source_dir = None
         self.base_url = base_url
-        # The root as requests prepares it (scheme and host lower-cased, quoted), once.
-        root = requests.PreparedRequest()
-        root.prepare_url(self.root, None)
-        self._prepared_root = (root.url or self.root).rstrip("/")
         # HTTP basic auth from the credentials the configured URL carried (the URL itself holds
         # none, so no message, log line or row can show them).
         self._auth = auth
@@ -143,20 +149,12 @@ class ShsClient:
 
     # -- sessions -------------------------------------------------------------------------------
 
-    def _new_session(self) -> requests.Session:
-        session = requests.Session()
-        session.headers["User-Agent"] = USER_AGENT
-        session.headers["Accept"] = "application/json"
-        session.verify = self.verify
-        if self._auth is not None:
-            session.auth = self._auth
+    def _new_session(self) -> Session:
         if self.local:
-            from fetcher.shs.replay import DirectoryAdapter
+            from fetcher.shs.replay import RecordingSession
 
             assert self.source_dir is not None
-            session.trust_env = False  # no proxies or netrc for a folder
-            session.mount("http://recorded.invalid/", DirectoryAdapter(self.source_dir))
-            return session
+            return RecordingSession(self.source_dir, self.root)
         retry = QuietRetry(
             total=self.retries,
             connect=self.retries,
@@ -170,32 +168,21 @@ class ShsClient:
             respect_retry_after_header=True,
             raise_on_status=False,
         )
-        adapter = DeadlineAdapter(max_retries=retry, pool_connections=4, pool_maxsize=4)
-        session.mount("http://", adapter)
-        session.mount("https://", adapter)
-        if session.trust_env:
-            # What requests takes from the environment (proxies and no_proxy, a CA bundle in
-            # REQUESTS_CA_BUNDLE, a login in ~/.netrc) is the same for every request to this
-            # server: resolved once here instead of at each request, which reads the whole
-            # environment twice.
-            env = session.merge_environment_settings(self.root, {}, None, session.verify, None)
-            session.proxies.update(env["proxies"])
-            session.verify = env["verify"]
-            if session.auth is None:  # credentials of the configured URL win over ~/.netrc
-                session.auth = get_netrc_auth(self.root)
-            session.trust_env = False
-        return session
+        return ServerSession(
+            self.root,
+            user_agent=USER_AGENT,
+            timeout=self.timeout,
+            retry=retry,
+            verify=self.verify,
+            auth=self._auth,
+        )
 
     @property
-    def session(self) -> requests.Session:
+    def session(self) -> Session:
         """This thread's session."""
-        s = getattr(self._tls, "session", None)
+        s: Session | None = getattr(self._tls, "session", None)
         if s is None:
-            s = self._new_session()
-            self._tls.session = s
-            headers = requests.PreparedRequest()
-            headers.prepare_headers(s.headers)  # checked once: the session's headers stay
-            self._tls.headers = headers.headers
+            s = self._tls.session = self._new_session()
         return s
 
     def close(self) -> None:
@@ -227,23 +214,24 @@ class ShsClient:
         url = self.url_for(path)
         if self._stopped is not None:
             raise ShsStopped(self.shown(url), f"not sent: {self._stopped}")
+        query = urlencode(params) if params else ""
         deadline = self._watchdog.start(self.deadline_s)
         try:
-            resp = self._get(url, params)
-            body = read_body(resp)
-        except requests.exceptions.RequestException as exc:
+            reply = self.session.get(f"{path}?{query}" if query else path)
+        except (HTTPError, BodyError, TooManyRedirects, OSError) as exc:
             raise self._request_error(self.shown(url), exc, deadline.fired) from None
         finally:
             self._watchdog.finish()
+        body = reply.body
         with self._lock:
-            self.requests += 1 + retries_used(resp)
+            self.requests += 1 + reply.retries
             self.bytes += len(body)
-        full_url = self.shown(resp.url or url)
-        if resp.status_code == 404:
+        full_url = self.shown(reply.url)
+        if reply.status == 404:
             text = body[:200].decode("utf-8", "replace").strip()
             raise ShsNotFound(full_url, f"not found: {text or '404'}")
-        if resp.status_code != 200:
-            raise ShsHttpError(full_url, resp.status_code, f"HTTP {resp.status_code}")
+        if reply.status != 200:
+            raise ShsHttpError(full_url, reply.status, f"HTTP {reply.status}")
         try:
             data = safejson.loads_marking(body) if mark_hostile else safejson.loads(body)
         except safejson.HostileNumber as exc:
@@ -256,74 +244,22 @@ class ShsClient:
             self.recorder(endpoints.request_key(path, params), body)
         return data
 
-    def _get(self, url: str, params: Params) -> requests.Response:
-        """GET through this thread's transport adapter (retries, deadline), streamed.
-
-        The request is prepared here from the session's headers, login and cookies rather than
-        by ``Session.request``, whose merging of per-request settings (seven of them, each
-        through runtime protocol checks) cost more than the HTTP itself; what the session adds
-        at send time is kept: cookies the server sets are kept, and a redirect is followed.
-        """
-        session = self.session
-        prep = requests.PreparedRequest()  # as PreparedRequest.prepare does, minus the no-ops
-        prep.method = "GET"
-        path = url[len(self.root) + 1 :] if url.startswith(self.root + "/") else None
-        if path is not None and _PLAIN_PATH.fullmatch(path):
-            # What prepare_url would give (the root prepared once, a path it leaves alone, the
-            # query as requests encodes it) without parsing and requoting the URL each time.
-            query = urlencode(params) if params else ""
-            prep.url = f"{self._prepared_root}/{path}" + (f"?{query}" if query else "")
-        else:
-            prep.prepare_url(url, params)
-        prep.headers = self._tls.headers.copy()
-        if len(session.cookies):  # a copy, as Session.prepare_request makes one
-            prep.prepare_cookies(merge_cookies(RequestsCookieJar(), session.cookies))
-        prep.prepare_body(None, None)
-        if session.auth is not None:
-            prep.prepare_auth(session.auth, url)
-        prep.prepare_hooks({})
-        if "%2E" in url:  # an id made of dots: requests decodes ``%2E`` back to ``.``
-            head, sep, query = (prep.url or url).partition("?")
-            parts = urlsplit(head)
-            segments = [
-                s.replace(".", "%2E") if s and s.strip(".") == "" else s
-                for s in parts.path.split("/")
-            ]
-            prep.url = parts._replace(path="/".join(segments)).geturl() + sep + query
-        settings: dict[str, Any] = {
-            "stream": True,
-            "timeout": self.timeout,
-            "verify": session.verify,
-            "cert": session.cert,
-            "proxies": session.proxies,
-        }
-        resp = session.get_adapter(prep.url or url).send(prep, **settings)
-        if resp.is_redirect:  # rare for an SHS (a proxy in front): let the session follow it
-            resp.close()
-            if not len(session.cookies):
-                prep.prepare_cookies(RequestsCookieJar())  # the redirects keep theirs in it
-            return session.send(prep, allow_redirects=True, **settings)
-        if len(resp.cookies):
-            extract_cookies_to_jar(session.cookies, prep, resp.raw)
-        return resp
-
-    def _request_error(self, url: str, exc: Exception, deadline_passed: bool) -> ShsError:
+    def _request_error(self, url: str, exc: BaseException, deadline_passed: bool) -> ShsError:
         if deadline_passed:
             return ShsTimeout(url, f"timed out: no complete answer within {self.deadline_s:g} s")
-        if _caused_by(exc, (ReadTimeoutError, requests.exceptions.ReadTimeout)):
-            # also after the retries, which requests reports as a ConnectionError
+        if _caused_by(exc, (ReadTimeoutError,)):  # also after the retries
             return ShsTimeout(
                 url, f"timed out: no answer within {self.timeout[1]:g} s (read timeout)"
             )
-        if isinstance(exc, requests.exceptions.ConnectTimeout):
+        if isinstance(exc, BodyError | TooManyRedirects):
+            return ShsError(url, f"request failed: {exc}")
+        if _caused_by(exc, (ConnectTimeoutError,)) and not _caused_by(exc, (NewConnectionError,)):
             return ShsUnreachable(
                 url, f"server unreachable: no connection within {self.timeout[0]:g} s"
             )
-        if isinstance(exc, requests.exceptions.RetryError):
-            return ShsHttpError(url, 0, f"gave up after {self.retries} retries: {exc}")
-        if isinstance(exc, requests.exceptions.ConnectionError):
-            return ShsUnreachable(url, f"server unreachable: {_reason(exc)}")
-        return ShsError(url, f"request failed: {exc}")
+        if isinstance(exc, MaxRetryError) and isinstance(exc.reason, ResponseError):
+            return ShsHttpError(url, 0, f"gave up after {self.retries} retries: {exc.reason}")
+        return ShsUnreachable(url, f"server unreachable: {_reason(exc)}")
 
 
 def _chain(exc: BaseException) -> list[BaseException]:

@@ -1,9 +1,9 @@
 """Record History Server responses into a folder, and serve such a folder as if it were the server.
 
 ``sparkscope dump`` writes every response body it receives into ``DIR`` and an ``index.json``
-mapping each request (path and sorted query) to its file. :class:`DirectoryAdapter` is a
-``requests`` transport adapter that answers from that folder, so fetching from a recording runs
-exactly the same client, parse and load code as fetching from a live server. The application
+mapping each request (path and sorted query) to its file. :class:`RecordingSession` answers
+from that folder in place of a server session, so fetching from a recording runs exactly the
+same client, parse and load code as fetching from a live server. The application
 listing is filtered here the way the SHS filters it (status, minEndDate, maxEndDate, limit).
 """
 
@@ -15,13 +15,10 @@ import threading
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
-
-import requests
-from requests.adapters import BaseAdapter
-from requests.structures import CaseInsensitiveDict
+from urllib.parse import parse_qsl, unquote
 
 from fetcher.shs import endpoints
+from fetcher.shs.session import Reply
 
 INDEX = "index.json"
 LISTING_KEY = "applications?status=completed"
@@ -111,68 +108,54 @@ def filter_listing(
     return apps[: int(limit)] if limit is not None else apps
 
 
-class DirectoryAdapter(BaseAdapter):
-    """Answers requests from a folder written by :class:`DumpWriter`."""
+class RecordingSession:
+    """Answers GETs from a folder written by :class:`DumpWriter`, as a server session does."""
 
-    def __init__(self, root: Path) -> None:
-        super().__init__()
+    def __init__(self, root: Path, api_root: str) -> None:
         self.root = root
+        self.api_root = api_root.rstrip("/")
         index_path = root / INDEX
         if not index_path.is_file():
             self.requests_index: dict[str, str] = {}
         else:
             self.requests_index = json.loads(index_path.read_text()).get("requests", {})
 
-    def _respond(
-        self, request: requests.PreparedRequest, status: int, body: bytes
-    ) -> requests.Response:
-        resp = requests.Response()
-        resp.status_code = status
-        resp._content = body
-        resp.url = request.url or ""
-        resp.request = request
-        resp.headers = CaseInsensitiveDict(
-            {"Content-Type": "application/json" if status == 200 else "text/plain"}
-        )
-        resp.encoding = "utf-8"
-        return resp
+    def get(self, target: str) -> Reply:
+        """Serve one GET (a path and query under the API root) from the folder."""
+        path, _, query = target.partition("?")
+        status, body = self._answer(path, parse_qsl(query, keep_blank_values=True))
+        return Reply(status, f"{self.api_root}/{target}", body, 0)
 
-    def send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:  # type: ignore[override]
-        """Serve one GET from the folder."""
-        parts = urlsplit(request.url or "")
-        path = parts.path.split("/api/v1/", 1)[-1]
-        params = parse_qsl(parts.query, keep_blank_values=True)
+    def _answer(self, path: str, params: list[tuple[str, str]]) -> tuple[int, bytes]:
         if not self.requests_index:
-            return self._respond(request, 404, f"no recording in {self.root}".encode())
+            return 404, f"no recording in {self.root}".encode()
         if path == "applications":
-            return self._listing(request, params)
+            return self._listing(params)
         if path.startswith("applications/") and path.count("/") == 1:
-            return self._one_app(request, unquote(path.split("/", 1)[1]))
+            return self._one_app(unquote(path.split("/", 1)[1]))
         rel = self.requests_index.get(endpoints.request_key(path, params))
         if rel is None:
-            return self._respond(request, 404, f"not recorded: {path}".encode())
-        return self._respond(request, 200, (self.root / rel).read_bytes())
+            return 404, f"not recorded: {path}".encode()
+        return 200, (self.root / rel).read_bytes()
 
-    def _listing(
-        self, request: requests.PreparedRequest, params: list[tuple[str, str]]
-    ) -> requests.Response:
+    def _listing(self, params: list[tuple[str, str]]) -> tuple[int, bytes]:
         rel = self.requests_index.get(LISTING_KEY)
         if rel is None:
-            return self._respond(request, 404, b"no listing recorded")
+            return 404, b"no listing recorded"
         apps: list[dict[str, Any]] = json.loads((self.root / rel).read_bytes())
         try:
             apps = filter_listing(apps, params)
         except ValueError as exc:
-            return self._respond(request, 400, str(exc).encode())
-        return self._respond(request, 200, json.dumps(apps).encode())
+            return 400, str(exc).encode()
+        return 200, json.dumps(apps).encode()
 
-    def _one_app(self, request: requests.PreparedRequest, app_id: str) -> requests.Response:
+    def _one_app(self, app_id: str) -> tuple[int, bytes]:
         rel = self.requests_index.get(LISTING_KEY)
         apps = json.loads((self.root / rel).read_bytes()) if rel else []
         for app in apps:
             if app.get("id") == app_id:
-                return self._respond(request, 200, json.dumps(app).encode())
-        return self._respond(request, 404, f"unknown app: {app_id}".encode())
+                return 200, json.dumps(app).encode()
+        return 404, f"unknown app: {app_id}".encode()
 
     def close(self) -> None:
         """Nothing to release."""

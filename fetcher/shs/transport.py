@@ -1,6 +1,6 @@
 """The HTTP transport under ShsClient: a total deadline per request and quiet, counted retries.
 
-requests and urllib3 time out per socket operation only: a server that sends one byte a second
+urllib3 times out per socket operation only: a server that sends one byte a second
 keeps a request going for ever without tripping ``read_timeout_s``. Each request here registers a
 deadline with a :class:`Watchdog` (one daemon thread per client); past it, the watchdog shuts down
 the socket the request is using, which ends any blocked read at once, and the request fails as a
@@ -8,9 +8,6 @@ timeout instead of being retried.
 
 urllib3 logs every retry as a long WARNING; :class:`QuietRetry` logs one short INFO line instead
 (URL and attempt number) and the urllib3 warning is filtered out.
-
-:func:`read_body` reads a streamed response's body in one call, its errors raised as requests
-raises them.
 """
 
 from __future__ import annotations
@@ -19,28 +16,12 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import requests
-from requests.adapters import HTTPAdapter
-from requests.exceptions import InvalidProxyURL, InvalidURL
-from requests.models import PreparedRequest
-from requests.structures import CaseInsensitiveDict
-from requests.utils import get_encoding_from_headers, prepend_scheme_if_needed, select_proxy
-from urllib3 import BaseHTTPResponse
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-from urllib3.exceptions import (
-    DecodeError,
-    MaxRetryError,
-    ProtocolError,
-    ReadTimeoutError,
-    ResponseError,
-    SSLError,
-)
+from urllib3.exceptions import MaxRetryError, ResponseError
 from urllib3.util.retry import Retry
-from urllib3.util.url import parse_url
 
 log = logging.getLogger("sparkscope.fetch")
 
@@ -127,102 +108,22 @@ def _bind(conn: Any) -> None:
             _shutdown(conn)
 
 
-class _DeadlineHTTPPool(HTTPConnectionPool):
+class DeadlineHTTPPool(HTTPConnectionPool):
+    """A pool whose connections are reported to the watchdog of the request using them."""
+
     def _get_conn(self, timeout: float | None = None) -> Any:
         conn = super()._get_conn(timeout)
         _bind(conn)
         return conn
 
 
-class _DeadlineHTTPSPool(HTTPSConnectionPool):
+class DeadlineHTTPSPool(HTTPSConnectionPool):
+    """The same for HTTPS."""
+
     def _get_conn(self, timeout: float | None = None) -> Any:
         conn = super()._get_conn(timeout)
         _bind(conn)
         return conn
-
-
-class DeadlineAdapter(HTTPAdapter):
-    """An HTTPAdapter whose connection pools report their connections to the watchdog.
-
-    The connection pool's key (scheme, host, port, TLS settings, proxy) depends on the URL only
-    through its origin: it is worked out once per origin and settings, as ``HTTPAdapter`` does,
-    instead of at every request (a ``stat`` of the CA bundle, two URL parses and the proxy
-    look-up each time).
-    """
-
-    _POOL_KEYS_KEPT = 16
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self._pool_keys: dict[tuple[Any, ...], tuple[str | None, Any, Any]] = {}
-        super().__init__(*args, **kwargs)
-
-    def get_connection_with_tls_context(
-        self,
-        request: PreparedRequest,
-        verify: Any,
-        proxies: Mapping[str, str] | None = None,
-        cert: Any = None,
-    ) -> Any:
-        """The pool for the request's origin (see ``HTTPAdapter``), its key computed once."""
-        url = request.url or ""
-        start = url.find("//") + 2
-        end = url.find("/", start)
-        origin = url if end < 0 else url[:end]
-        key = (origin, verify, cert, tuple(sorted(proxies.items())) if proxies else ())
-        found = self._pool_keys.get(key)
-        if found is None:
-            proxy = select_proxy(url, proxies)
-            try:
-                host_params, pool_kwargs = self.build_connection_pool_key_attributes(
-                    request, verify, cert
-                )
-            except ValueError as e:
-                raise InvalidURL(e, request=request) from e
-            if proxy:
-                proxy = prepend_scheme_if_needed(proxy, "http")
-                if not parse_url(proxy).host:
-                    raise InvalidProxyURL(
-                        "Please check proxy URL. It is malformed and could be missing the host."
-                    )
-            if len(self._pool_keys) >= self._POOL_KEYS_KEPT:
-                self._pool_keys.clear()
-            found = self._pool_keys[key] = (proxy, host_params, pool_kwargs)
-        proxy, host_params, pool_kwargs = found
-        manager = self.proxy_manager_for(proxy) if proxy else self.poolmanager
-        return manager.connection_from_host(**host_params, pool_kwargs=pool_kwargs)
-
-    def request_url(self, request: PreparedRequest, proxies: Mapping[str, str] | None) -> str:
-        """The path to send (see ``HTTPAdapter``); with no proxy configured that is the path and
-        query, so the URL is not parsed again to look one up."""
-        if not proxies:
-            return request.path_url
-        return str(super().request_url(request, proxies))
-
-    def build_response(self, req: PreparedRequest, resp: Any) -> requests.Response:
-        """The response, as ``HTTPAdapter`` builds it, except that its cookie jar is filled only
-        when the server set a cookie: the jar's extraction otherwise builds a stand-in request
-        and response for ``http.cookiejar`` to find nothing in."""
-        headers = getattr(resp, "headers", None)
-        if headers is None or "set-cookie" in headers or "set-cookie2" in headers:
-            return super().build_response(req, resp)
-        response = requests.Response()
-        response.status_code = getattr(resp, "status", None)  # type: ignore[assignment]
-        response.headers = CaseInsensitiveDict(headers)
-        response.encoding = get_encoding_from_headers(response.headers)
-        response.raw = resp
-        response.reason = resp.reason
-        response.url = req.url.decode("utf-8") if isinstance(req.url, bytes) else req.url  # type: ignore[assignment]
-        response.request = req
-        response.connection = self  # type: ignore[attr-defined]
-        return response
-
-    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
-        """Create the pool manager with deadline-aware pools."""
-        super().init_poolmanager(*args, **kwargs)
-        self.poolmanager.pool_classes_by_scheme = {
-            "http": _DeadlineHTTPPool,
-            "https": _DeadlineHTTPSPool,
-        }
 
 
 class QuietRetry(Retry):
@@ -243,7 +144,7 @@ class QuietRetry(Retry):
             raise MaxRetryError(_pool, url or "", error or ResponseError("deadline passed"))
         new = super().increment(method, url, response, error, _pool, _stacktrace)
         where = url or ""
-        if _pool is not None:
+        if _pool is not None and where.startswith("/"):
             where = f"{_pool.scheme}://{_pool.host}:{_pool.port}{where}"
         why = f"HTTP {response.status}" if response is not None else type(error).__name__
         configured = (self.total or 0) + len(self.history)
@@ -259,30 +160,3 @@ class _DropUrllib3Retries(logging.Filter):
 _urllib3_log = logging.getLogger("urllib3.connectionpool")
 if not any(isinstance(f, _DropUrllib3Retries) for f in _urllib3_log.filters):
     _urllib3_log.addFilter(_DropUrllib3Retries())
-
-
-def read_body(resp: requests.Response) -> bytes:
-    """The whole body of a streamed response in one read (requests' ``content`` reads it in
-    10 kB chunks), its errors raised as ``content`` raises them; the connection goes back to the
-    pool once the body is read."""
-    raw = resp.raw
-    if not isinstance(raw, BaseHTTPResponse):  # a transport adapter's own (a recording's)
-        return resp.content
-    try:
-        return raw.read(decode_content=True)
-    except ProtocolError as exc:
-        raise requests.exceptions.ChunkedEncodingError(exc) from exc
-    except DecodeError as exc:
-        raise requests.exceptions.ContentDecodingError(exc) from exc
-    except ReadTimeoutError as exc:
-        raise requests.exceptions.ConnectionError(exc) from exc
-    except SSLError as exc:
-        raise requests.exceptions.SSLError(exc) from exc
-
-
-def retries_used(resp: requests.Response) -> int:
-    """How many retries urllib3 made before this response."""
-    raw = getattr(resp, "raw", None)
-    retries = getattr(raw, "retries", None)
-    history = getattr(retries, "history", None)
-    return len(history) if history else 0

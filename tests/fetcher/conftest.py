@@ -14,12 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import responses
 from sqlalchemy.orm import Session, sessionmaker
 
 from sparkscope.config.loader import FetcherConfig, ServerConfig
 from sparkscope.db import make_engine, make_sessionmaker
-from tests.fetcher import recorded
+from tests.fetcher import recorded, stub_shs
 from tests.support.derived import derived_state, differences
 from tests.support.processes import CHILD
 
@@ -40,8 +39,8 @@ def factory(fresh_pg_url: str) -> Iterator[sessionmaker[Session]]:
 
 
 @pytest.fixture
-def rsps() -> Iterator[responses.RequestsMock]:
-    with responses.RequestsMock(assert_all_requests_are_fired=True) as mock:
+def rsps() -> Iterator[stub_shs.StubShs]:
+    with stub_shs.StubShs(assert_all_requests_are_fired=True) as mock:
         yield mock
 
 

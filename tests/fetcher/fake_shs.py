@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -58,7 +59,9 @@ Raw = Callable[[BaseHTTPRequestHandler], None]
 class FakeShs:
     """The steerable server. ``entries`` is the full listing; ``listed`` the ids shown (None: all)."""
 
-    def __init__(self, entries: list[dict[str, Any]], port: int = 0) -> None:
+    def __init__(
+        self, entries: list[dict[str, Any]], port: int = 0, tls: ssl.SSLContext | None = None
+    ) -> None:
         self.entries = entries
         self.listed: set[str] | None = None
         self.bodies = {k: recorded.RECORDING / rel for k, rel in recorded.index().items()}
@@ -82,6 +85,9 @@ class FakeShs:
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"
+        if tls is not None:  # HTTPS: the listening socket wrapped before anything is served
+            self.httpd.socket = tls.wrap_socket(self.httpd.socket, server_side=True)
+            self.url = f"https://127.0.0.1:{self.port}"
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self._thread.start()
 
@@ -211,9 +217,11 @@ def drip(body: bytes, seconds_per_byte: float = 1.0) -> Raw:
 
 
 @contextmanager
-def running(entries: list[dict[str, Any]], port: int = 0) -> Iterator[FakeShs]:
-    """A FakeShs for the duration of a block."""
-    server = FakeShs(entries, port)
+def running(
+    entries: list[dict[str, Any]], port: int = 0, tls: ssl.SSLContext | None = None
+) -> Iterator[FakeShs]:
+    """A FakeShs for the duration of a block (over HTTPS with ``tls``)."""
+    server = FakeShs(entries, port, tls)
     try:
         yield server
     finally:

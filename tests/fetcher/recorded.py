@@ -1,4 +1,5 @@
-"""Serve responses recorded from a real Spark 4.0.1 History Server (demo/spark-events) via `responses`."""
+"""Serve responses recorded from a real Spark 4.0.1 History Server (demo/spark-events) through
+:class:`tests.fetcher.stub_shs.StubShs`."""
 
 from __future__ import annotations
 
@@ -8,10 +9,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-import responses
-from responses import matchers
-
 from fetcher.shs.replay import INDEX, LISTING_KEY, filter_listing
+from tests.fetcher import stub_shs
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDING = ROOT / "demo" / "spark-events"
@@ -47,7 +46,7 @@ def app_requests(app_id: str) -> dict[str, Any]:
 
 
 def register_app(
-    rsps: responses.RequestsMock,
+    rsps: stub_shs.StubShs,
     app_id: str,
     transform: Transform | None = None,
     path_prefix: str | None = None,
@@ -64,10 +63,10 @@ def register_app(
         if path_prefix:
             path = path.replace(f"applications/{app_id}", path_prefix, 1)
         rsps.add(
-            responses.GET,
+            stub_shs.GET,
             f"{API}/{path}",
             json=body,
-            match=[matchers.query_string_matcher(query or None)],
+            match=[stub_shs.query_string(query or None)],
         )
         keys.append(key)
     return keys
@@ -76,7 +75,7 @@ def register_app(
 def listing_callback(
     entries: list[dict[str, Any]],
 ) -> Callable[[Any], tuple[int, dict[str, str], str]]:
-    """A `responses` callback that filters ``entries`` the way the SHS does."""
+    """A stand-in callback that filters ``entries`` the way the SHS does."""
 
     def callback(request: Any) -> tuple[int, dict[str, str], str]:
         apps = filter_listing(entries, parse_qsl(urlsplit(request.url).query))
@@ -85,13 +84,13 @@ def listing_callback(
     return callback
 
 
-def register_listing(rsps: responses.RequestsMock, app_ids: list[str] | None = None) -> None:
+def register_listing(rsps: stub_shs.StubShs, app_ids: list[str] | None = None) -> None:
     """Serve the application listing (of the given apps, default all 21)."""
     entries = [a for a in listing() if app_ids is None or a["id"] in app_ids]
-    rsps.add_callback(responses.GET, f"{API}/applications", callback=listing_callback(entries))
+    rsps.add_callback(stub_shs.GET, f"{API}/applications", callback=listing_callback(entries))
 
 
-def listing_calls(rsps: responses.RequestsMock) -> list[dict[str, str]]:
+def listing_calls(rsps: stub_shs.StubShs) -> list[dict[str, str]]:
     """Query parameters of every listing request made."""
     return [
         dict(parse_qsl(urlsplit(c.request.url).query))

@@ -1,7 +1,9 @@
 """The SHS client over real HTTP (the stand-in server on 127.0.0.1): what requests' Session would
 do per request is still done by the client's own request path, from the environment resolved once
 per session: a redirect is followed, cookies the server sets go back, a proxy named in the
-environment is used unless no_proxy names the server, a body cut short is a clear error."""
+environment is used unless no_proxy names the server, a body cut short is a clear error; over
+HTTPS the server's certificate is checked against the configured CA bundle (or the default one)
+unless verification is off, and the login goes only to the configured server."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from fetcher.shs import endpoints
 from fetcher.shs.client import ShsClient, ShsError, ShsUnreachable
 from tests.fetcher import recorded
 from tests.fetcher.fake_shs import FakeShs, running, spread_listing
+from tests.support.tls import Cert, make_cert
 
 APP = spread_listing()[-1]["id"]
 
@@ -119,3 +122,44 @@ def test_no_proxy_sends_the_request_directly(shs: FakeShs, monkeypatch: pytest.M
     monkeypatch.delenv("NO_PROXY")  # the same server, now through the dead proxy
     with pytest.raises(ShsUnreachable):
         ShsClient(shs.url, retries=0, connect_timeout_s=2).get_json(endpoints.jobs(APP, None))
+
+
+@pytest.fixture(scope="module")
+def cert(tmp_path_factory: pytest.TempPathFactory) -> Cert:
+    return make_cert(tmp_path_factory.mktemp("tls"))
+
+
+def test_https_checks_the_certificate_against_the_configured_bundle(cert: Cert) -> None:
+    with running(spread_listing()[-2:], tls=cert.server_context()) as shs:
+        assert shs.url.startswith("https://")
+        jobs = ShsClient(shs.url, retries=0, verify=str(cert.cert)).get_json(
+            endpoints.jobs(APP, None)
+        )
+        assert jobs == recorded_jobs()
+        with pytest.raises(ShsUnreachable) as caught:  # self-signed: not in the default bundle
+            ShsClient(shs.url, retries=0).get_json(endpoints.jobs(APP, None))
+        assert "SSL" in caught.value.message or "certificate" in caught.value.message
+        unchecked = ShsClient(shs.url, retries=0, verify=False)
+        with pytest.warns(Warning, match="Unverified HTTPS"):
+            assert unchecked.get_json(endpoints.jobs(APP, None)) == recorded_jobs()
+
+
+def test_the_login_goes_to_the_server_and_not_to_another_host_it_redirects_to(
+    shs: FakeShs,
+) -> None:
+    with running(spread_listing()[-2:]) as other:
+        other_url = other.url.replace("127.0.0.1", "localhost")  # another host, same machine
+        target = endpoints.jobs(APP, None)[0]
+
+        def elsewhere(handler: BaseHTTPRequestHandler) -> None:
+            handler.send_response(307)
+            handler.send_header("Location", f"{other_url}/api/v1/{target}")
+            handler.send_header("Content-Length", "0")
+            handler.end_headers()
+
+        shs.overrides["moved/jobs"] = elsewhere
+        client = ShsClient(shs.url, retries=0, auth=("ops", "hunter2"))
+        assert client.get_json(endpoints.jobs(APP, None)) == recorded_jobs()
+        assert client.get_json(("moved/jobs", [])) == recorded_jobs()
+    assert shs.auth_headers and all(h and h.startswith("Basic ") for h in shs.auth_headers)
+    assert other.paths == [target] and other.auth_headers == [None]

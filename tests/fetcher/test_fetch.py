@@ -10,7 +10,6 @@ import re
 from typing import Any
 
 import pytest
-import responses
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -29,7 +28,7 @@ from sparkscope.models.application import (
 )
 from sparkscope.models.fetch import FetchRun
 from sparkscope.redaction import REDACTED
-from tests.fetcher import recorded
+from tests.fetcher import recorded, stub_shs
 from tests.fetcher.conftest import FETCHER_CONFIG, SERVER
 from tests.fetcher.recorded import API, BILLING, FLAKY, HEALTHY, SKEWED
 
@@ -74,7 +73,7 @@ def test_attempt_id_goes_into_every_per_app_path(rsps, factory) -> None:
     entry = copy.deepcopy(next(a for a in recorded.listing() if a["id"] == HEALTHY))
     entry["attempts"][0]["attemptId"] = "2"
     rsps.add_callback(
-        responses.GET, f"{API}/applications", callback=recorded.listing_callback([entry])
+        stub_shs.GET, f"{API}/applications", callback=recorded.listing_callback([entry])
     )
     recorded.register_app(rsps, HEALTHY, path_prefix=f"applications/{HEALTHY}/2")
     result = run_server(factory, SERVER, FETCHER_CONFIG, FetchOptions())
@@ -137,7 +136,7 @@ def test_changed_last_updated_refetches_and_replaces(rsps, factory) -> None:
     entry = copy.deepcopy(next(a for a in recorded.listing() if a["id"] == HEALTHY))
     entries = [entry]
     rsps.add_callback(
-        responses.GET, f"{API}/applications", callback=recorded.listing_callback(entries)
+        stub_shs.GET, f"{API}/applications", callback=recorded.listing_callback(entries)
     )
     recorded.register_app(rsps, HEALTHY)
     recorded.register_app(rsps, HEALTHY)
@@ -174,7 +173,7 @@ def test_unknown_fields_missing_fields_unicode_long_names_and_redaction(rsps, fa
     entry["name"] = long_name
     entry["newListingField"] = True
     rsps.add_callback(
-        responses.GET, f"{API}/applications", callback=recorded.listing_callback([entry])
+        stub_shs.GET, f"{API}/applications", callback=recorded.listing_callback([entry])
     )
     recorded.register_app(rsps, SKEWED, transform=transform)
     result = run_server(factory, SERVER, FETCHER_CONFIG, FetchOptions())
@@ -222,7 +221,7 @@ def test_old_server_without_stage_summaries_gets_task_summaries(rsps, factory) -
     summary = data[stages_key][0]["taskMetricsDistributions"]
     for s in ran:
         rsps.add(
-            responses.GET,
+            stub_shs.GET,
             re.compile(
                 rf"{re.escape(API)}/applications/{HEALTHY}/stages/{s['stageId']}/{s['attemptId']}/taskSummary\?quantiles=.*"
             ),
@@ -235,9 +234,9 @@ def test_old_server_without_stage_summaries_gets_task_summaries(rsps, factory) -
 
 def test_app_ids_refetch_specific_apps(rsps, factory) -> None:
     entry = next(a for a in recorded.listing() if a["id"] == FLAKY)
-    rsps.add(responses.GET, f"{API}/applications/{FLAKY}", json=entry)
+    rsps.add(stub_shs.GET, f"{API}/applications/{FLAKY}", json=entry)
     rsps.add(
-        responses.GET, f"{API}/applications/local-0000", status=404, body="unknown app: local-0000"
+        stub_shs.GET, f"{API}/applications/local-0000", status=404, body="unknown app: local-0000"
     )
     recorded.register_app(rsps, FLAKY)
     result = run_server(

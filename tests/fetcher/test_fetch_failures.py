@@ -6,8 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-import requests
-import responses
 from sqlalchemy import select
 
 from fetcher.job import run_server
@@ -15,14 +13,14 @@ from fetcher.options import FetchOptions
 from sparkscope.config.loader import FetcherConfig
 from sparkscope.models.application import Application
 from sparkscope.models.fetch import FetchFailure, FetchRun, FetchWatermark
-from tests.fetcher import recorded
+from tests.fetcher import recorded, stub_shs
 from tests.fetcher.conftest import FETCHER_CONFIG, SERVER
 from tests.fetcher.recorded import API, HEALTHY, SKEWED
 
 
 def test_retry_after_503_then_200(rsps, factory) -> None:
     recorded.register_listing(rsps, [HEALTHY])
-    rsps.add(responses.GET, f"{API}/applications/{HEALTHY}/environment", status=503)
+    rsps.add(stub_shs.GET, f"{API}/applications/{HEALTHY}/environment", status=503)
     recorded.register_app(rsps, HEALTHY)
     result = run_server(factory, SERVER, FETCHER_CONFIG, FetchOptions())
     assert (result.loaded, result.failed) == (1, [])
@@ -36,10 +34,10 @@ def _apps_with_failure(rsps, key_suffix: str, body: Any = None, status: int = 20
     for key in recorded.app_requests(SKEWED):
         path = key.partition("?")[0]
         if path.endswith(key_suffix):
-            if isinstance(body, Exception):
-                rsps.add(responses.GET, f"{API}/{path}", body=body)
-            else:
-                rsps.add(responses.GET, f"{API}/{path}", body=body, status=status)
+            # a fault on every attempt: the client retries a read timeout
+            faults = FETCHER_CONFIG.retries + 1 if body == stub_shs.READ_TIMEOUT else 1
+            for _ in range(faults):
+                rsps.add(stub_shs.GET, f"{API}/{path}", body=body, status=status)
     # the rest of the app, of which only what comes before the failure is asked for
     recorded.register_app(rsps, SKEWED)
 
@@ -50,14 +48,14 @@ def _apps_with_failure(rsps, key_suffix: str, body: Any = None, status: int = 20
         ("/jobs", '[{"jobId": 0, "name": "trunc', 200, "invalid JSON"),
         ("/environment", "<html>proxy error</html>", 200, "invalid JSON"),
         ("/allexecutors", "unknown app", 404, "not found"),
-        ("/jobs", requests.exceptions.ReadTimeout("read timed out"), 200, "timed out"),
+        ("/jobs", stub_shs.READ_TIMEOUT, 200, "timed out"),
         ("/jobs", '{"not": "a list"}', 200, "expected a JSON list"),
     ],
 )
 def test_bad_response_fails_that_app_only_and_stores_nothing_of_it(
     factory, suffix: str, body: Any, status: int, message: str
 ) -> None:
-    with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
+    with stub_shs.StubShs(assert_all_requests_are_fired=False) as rsps:
         _apps_with_failure(rsps, suffix, body, status)
         result = run_server(factory, SERVER, FETCHER_CONFIG, FetchOptions())
     assert result.loaded == 1
@@ -73,10 +71,10 @@ def test_bad_response_fails_that_app_only_and_stores_nothing_of_it(
 def test_failed_app_is_retried_then_given_up(factory) -> None:
     cfg = FetcherConfig(threads=1, retries=0, backoff_factor_s=0, max_app_failures=2)
     for attempt in range(3):
-        with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
+        with stub_shs.StubShs(assert_all_requests_are_fired=False) as rsps:
             recorded.register_listing(rsps, [SKEWED])
             rsps.add(
-                responses.GET,
+                stub_shs.GET,
                 f"{API}/applications/{SKEWED}/environment",
                 status=404,
                 body="no such app",
@@ -91,19 +89,21 @@ def test_failed_app_is_retried_then_given_up(factory) -> None:
 
 
 def test_ctrl_c_still_finishes_the_run_row_and_keeps_the_watermark_below_missing_apps(
-    rsps, factory
+    factory,
 ) -> None:
-    """Ctrl-C after the first application (raised where the progress bar is drawn)."""
-    recorded.register_listing(rsps, [HEALTHY, SKEWED])
-    recorded.register_app(rsps, HEALTHY)
-    recorded.register_app(rsps, SKEWED)
+    """Ctrl-C after the first application (raised where the progress bar is drawn); how much of
+    the second one was asked for by then is a matter of timing."""
     cfg = FetcherConfig(threads=1, retries=0, backoff_factor_s=0)
 
     def ctrl_c(done: int, total: int, app_id: str) -> None:
         raise KeyboardInterrupt
 
-    with pytest.raises(KeyboardInterrupt):
-        run_server(factory, SERVER, cfg, FetchOptions(), progress=ctrl_c)
+    with stub_shs.StubShs(assert_all_requests_are_fired=False) as rsps:
+        recorded.register_listing(rsps, [HEALTHY, SKEWED])
+        recorded.register_app(rsps, HEALTHY)
+        recorded.register_app(rsps, SKEWED)
+        with pytest.raises(KeyboardInterrupt):
+            run_server(factory, SERVER, cfg, FetchOptions(), progress=ctrl_c)
     with factory() as s:
         run = s.scalars(select(FetchRun)).one()
         assert run.status == "failed" and run.error.startswith("interrupted: KeyboardInterrupt")

@@ -7,9 +7,6 @@ import json
 from typing import Any
 
 import pytest
-import requests
-import responses
-from responses import matchers
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -20,7 +17,7 @@ from sparkscope.config.loader import FetcherConfig
 from sparkscope.models.application import Application, Stage
 from sparkscope.models.fetch import FetchFailure, FetchRun, FetchWatermark
 from sparkscope.models.sql import SqlExecution, SqlFetch, SqlNode, SqlStage
-from tests.fetcher import recorded
+from tests.fetcher import recorded, stub_shs
 from tests.fetcher.conftest import SERVER
 from tests.fetcher.recorded import API, HEALTHY
 
@@ -32,7 +29,7 @@ def sql_query(offset: int) -> str:
     return f"details=true&length={SQL_PAGE_LENGTH}&offset={offset}&planDescription=true"
 
 
-def register_without_sql(rsps: responses.RequestsMock) -> list[Any]:
+def register_without_sql(rsps: stub_shs.StubShs) -> list[Any]:
     """The recorded app's requests except /sql; returns its recorded /sql page."""
     pages = []
     for key, data in recorded.app_requests(HEALTHY).items():
@@ -41,19 +38,19 @@ def register_without_sql(rsps: responses.RequestsMock) -> list[Any]:
             pages.append(data)
             continue
         rsps.add(
-            responses.GET,
+            stub_shs.GET,
             f"{API}/{path}",
             json=data,
-            match=[matchers.query_string_matcher(query or None)],
+            match=[stub_shs.query_string(query or None)],
         )
     return pages[0]
 
 
-def add_sql(rsps: responses.RequestsMock, offset: int, **kw: Any) -> None:
+def add_sql(rsps: stub_shs.StubShs, offset: int, **kw: Any) -> None:
     rsps.add(
-        responses.GET,
+        stub_shs.GET,
         f"{API}/{SQL_PATH}",
-        match=[matchers.query_string_matcher(sql_query(offset))],
+        match=[stub_shs.query_string(sql_query(offset))],
         **kw,
     )
 
@@ -121,13 +118,13 @@ def test_no_sql_endpoint_is_normal_and_not_retried(rsps, factory) -> None:
     [
         {"status": 500, "body": "boom"},
         {"body": '[{"id": 0, "nodes": [trunc'},
-        {"body": requests.exceptions.ReadTimeout("read timed out")},
+        {"body": stub_shs.READ_TIMEOUT},
     ],
 )
 def test_a_failing_sql_answer_fails_only_that_part_and_is_retried(
     factory, failure: dict[str, Any]
 ) -> None:
-    with responses.RequestsMock(assert_all_requests_are_fired=True) as rsps:
+    with stub_shs.StubShs(assert_all_requests_are_fired=True) as rsps:
         recorded.register_listing(rsps, [HEALTHY])
         page = register_without_sql(rsps)
         add_sql(rsps, 0, **failure)
@@ -161,10 +158,10 @@ def test_a_failing_sql_answer_fails_only_that_part_and_is_retried(
 
 
 def test_an_unreachable_server_during_sql_stops_the_run_and_stores_nothing(factory) -> None:
-    with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
+    with stub_shs.StubShs(assert_all_requests_are_fired=False) as rsps:
         recorded.register_listing(rsps, [HEALTHY])
         register_without_sql(rsps)
-        add_sql(rsps, 0, body=requests.exceptions.ConnectionError("connection refused"))
+        add_sql(rsps, 0, body=stub_shs.HANG_UP)
         result = run_server(factory, SERVER, FCFG, FetchOptions())
     assert result.loaded == 0 and result.unreachable and result.failed == []
     with factory() as s:
@@ -174,7 +171,7 @@ def test_an_unreachable_server_during_sql_stops_the_run_and_stores_nothing(facto
 def test_a_refetch_replaces_the_sql_rows(rsps, factory) -> None:
     entry = json.loads(json.dumps(next(a for a in recorded.listing() if a["id"] == HEALTHY)))
     rsps.add_callback(
-        responses.GET, f"{API}/applications", callback=recorded.listing_callback([entry])
+        stub_shs.GET, f"{API}/applications", callback=recorded.listing_callback([entry])
     )
     page = register_without_sql(rsps)
     add_sql(rsps, 0, json=page)

@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import responses
 from click.testing import CliRunner
 from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session, sessionmaker
@@ -24,7 +23,7 @@ from sparkscope.db import make_engine, make_sessionmaker
 from sparkscope.models.analysis import AnalysisResult
 from sparkscope.models.application import Application
 from sparkscope.models.summary import DaySummary
-from tests.fetcher import recorded
+from tests.fetcher import recorded, stub_shs
 from tests.fetcher.recorded import API, HEALTHY, RECORDING, SKEWED
 
 DAY_MS = 86_400_000
@@ -195,9 +194,9 @@ def test_refetch_moves_an_application_to_its_new_day_and_user(
     )
     factory = _factory(fresh_pg_url, factory_of)
     entries = [copy.deepcopy(a) for a in recorded.listing() if a["id"] in (HEALTHY, SKEWED)]
-    with responses.RequestsMock(assert_all_requests_are_fired=True) as rsps:
+    with stub_shs.StubShs(assert_all_requests_are_fired=True) as rsps:
         rsps.add_callback(
-            responses.GET, f"{API}/applications", callback=recorded.listing_callback(entries)
+            stub_shs.GET, f"{API}/applications", callback=recorded.listing_callback(entries)
         )
         for app_id in (HEALTHY, SKEWED, HEALTHY):
             recorded.register_app(rsps, app_id)

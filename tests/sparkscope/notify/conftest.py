@@ -5,8 +5,6 @@ thread) whose answers each test scripts. Nothing leaves the loopback interface."
 from __future__ import annotations
 
 import socket
-import ssl
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -21,6 +19,8 @@ import pytest
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
+from tests.support.tls import Cert, make_cert
+
 SMTP_USER = "sparkscope"
 SMTP_PASSWORD = "s3cr3t-Pa55word-XYZ"
 
@@ -31,29 +31,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@dataclass(frozen=True)
-class Cert:
-    cert: Path
-    key: Path
-
-    def server_context(self) -> ssl.SSLContext:
-        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        ctx.load_cert_chain(self.cert, self.key)
-        return ctx
-
-
 @pytest.fixture(scope="session")
 def cert(tmp_path_factory: pytest.TempPathFactory) -> Cert:
-    """A self-signed certificate for 127.0.0.1 and localhost (made by the openssl command)."""
-    folder = tmp_path_factory.mktemp("tls")
-    cert_path, key_path = folder / "cert.pem", folder / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-         "-nodes", "-keyout", str(key_path), "-out", str(cert_path), "-days", "2",
-         "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
-        check=True, capture_output=True,
-    )  # fmt: skip
-    return Cert(cert_path, key_path)
+    """A self-signed certificate for 127.0.0.1 and localhost."""
+    return make_cert(tmp_path_factory.mktemp("tls"))
 
 
 # ------------------------------------------------------------------------------------- SMTP

@@ -30,13 +30,13 @@ from sparkscope.web.app import create_app
 from tests.sparkscope.notify.conftest import (
     SMTP_PASSWORD,
     SMTP_USER,
-    Cert,
     Gate,
     Receiver,
     Reply,
     SmtpServer,
 )
 from tests.sparkscope.notify.corpus import BASE_URL, ROOT
+from tests.support.tls import Cert
 
 HOOK_SECRET = "whsec-5f1c0a9e-never-logged"
 SLACK_PATH = "/services/T0001/B0002/XyZsecretTOKEN42"

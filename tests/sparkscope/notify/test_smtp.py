@@ -10,8 +10,9 @@ import pytest
 
 from sparkscope.config.notifications.model import EmailChannel, SecretRef
 from sparkscope.notify.channels import send
-from tests.sparkscope.notify.conftest import SMTP_PASSWORD, SMTP_USER, Cert, SmtpServer
+from tests.sparkscope.notify.conftest import SMTP_PASSWORD, SMTP_USER, SmtpServer
 from tests.sparkscope.notify.samples import envelope, hostile
+from tests.support.tls import Cert
 
 ENV = {"SMTP_PASS": SMTP_PASSWORD}
 
