@@ -12,6 +12,8 @@ Each one can be run alone with its own options:
   python -m benchmarks.prune_bench --help     retention: prune time per 100,000 applications (PostgreSQL)
   python -m benchmarks.model_eval --help      prediction forms compared per regime (docs/dev/models.md;
                                               not run here: tens of minutes)
+  python -m benchmarks.heldout_spark --help   the duration model on new real Spark applications, made here
+                                              with spark-submit (not run here: about ten minutes)
 """
 
 from __future__ import annotations
