@@ -2,24 +2,26 @@
 
 Every form of the prediction model was chosen on the synthetic fleets and the public corpora, so
 their figures say how well it fits runs it has seen the like of. This benchmark makes new ones:
-two applications that appear in no corpus, run for real with ``spark-submit`` (the pyspark
-wheel's Spark, local mode) on this machine, their event logs read by ``sparkscope fetch
---event-logs`` into a fresh SQLite database and scored by ``sparkscope backtest``. The runs are
-of the two kinds issue 22 names as held-out misses:
+applications that appear in no corpus, run for real with ``spark-submit`` (the pyspark wheel's
+Spark, local mode) on this machine, their event logs read by ``sparkscope fetch --event-logs``
+into a fresh SQLite database and scored by ``sparkscope backtest``. Each draw has one
+application of each kind issue 22 names as held-out misses:
 
-- ``customer_spend_rollup``, a recurring aggregation (two group-bys over a day of purchase
-  events, two Parquet writes): ten daily runs at 0.7-1.3x a base volume, then four at 3.0, 3.5,
-  4.0 and 4.6x it, beyond every earlier run;
-- ``account_cluster_labels``, an iterative application never seen before: label propagation
-  over a day's account links, ``--iters`` rounds of two jobs each (one job description per
-  round, numbered), twelve runs whose round count is drawn in 2..12, input in 0.6-1.6x a base
-  and one or two task slots, each drawn per run.
+- a recurring one whose last four runs are 2.8-4.6x its base volume, beyond every earlier run,
+  after ten daily runs at 0.7-1.3x it: draw 1 ``customer_spend_rollup`` (two group-bys over a
+  day of purchase events, two Parquet writes), draw 2 ``order_region_report`` (a join with a
+  customer dimension, a ranking window, two writes);
+- an iterative one never seen before, ``--iters`` rounds with one numbered job description per
+  round, twelve runs whose round count is drawn in 2..12, input in 0.6-1.6x a base and one or
+  two task slots, each drawn per run: draw 1 ``account_cluster_labels`` (label propagation
+  over a day's account links), draw 2 ``store_centroid_refine`` (weighted k-means passes).
 
-The plan of runs is drawn from a fixed seed and was written before any run was scored; nothing in
-the model reads it. The logs are kept in ``--out`` (default ``~/.cache/sparkscope-heldout``) and
-made again only with ``--regenerate``: a run takes 10-40 s, the whole set about ten minutes.
+The runs of a draw come from its fixed seed; draw 1 was scored once before draw 2 was written,
+and nothing in the model reads either. The logs are kept in ``--out`` (default
+``~/.cache/sparkscope-heldout/draw-N``) and made again only with ``--regenerate``: a run takes
+10-40 s, a draw about ten minutes.
 
-    python -m benchmarks.heldout_spark [--out DIR] [--regenerate]
+    python -m benchmarks.heldout_spark [--draw N] [--out DIR] [--regenerate]
 """
 
 from __future__ import annotations
@@ -38,8 +40,6 @@ from datetime import date, timedelta
 from pathlib import Path
 
 SEED = 20261202
-ROLLUP_BASE_ROWS = 1_500_000
-LABELS_BASE_EDGES = 400_000
 FIRST_DAY = date(2026, 11, 1)
 
 GENERATE = """
@@ -60,6 +60,13 @@ for item in spec:
             (F.abs(F.xxhash64("id", F.lit(seed + 1))) % 12).cast("int").alias("kind"),
             (F.rand(seed) * 100).alias("amount"),
             (F.lit(item["day_ms"]) + (F.col("id") * 7919) % 86400000).alias("ts"),
+        )
+    elif item["kind"] == "points":
+        centre = (h % 8).cast("double")
+        df = ids.select(
+            (centre * 10 + F.randn(seed) * 2).alias("x"),
+            ((centre * 7) % 13 + F.randn(seed + 1) * 2).alias("y"),
+            (F.rand(seed + 2) * 5).alias("weight"),
         )
     else:
         nodes = item["nodes"]
@@ -123,6 +130,101 @@ spark.stop()
 """
 
 
+REPORT = """
+import sys
+from pyspark.sql import SparkSession, Window, functions as F
+
+args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+spark = SparkSession.builder.appName("order_region_report").getOrCreate()
+orders = spark.read.parquet(args["--input"])
+users = orders.agg(F.max("user_id")).first()[0] + 1
+customers = spark.range(users).select(
+    F.col("id").alias("user_id"), (F.col("id") % 37).alias("region"), (F.col("id") % 5).alias("tier")
+)
+joined = orders.join(customers, "user_id")
+per_region = joined.groupBy("region", "kind").agg(
+    F.sum("amount").alias("revenue"), F.countDistinct("user_id").alias("buyers")
+)
+ranked = per_region.withColumn(
+    "rank", F.row_number().over(Window.partitionBy("region").orderBy(F.desc("revenue")))
+)
+ranked.where("rank <= 3").write.mode("overwrite").parquet(args["--out"] + "/top_kinds")
+joined.groupBy("tier").agg(F.avg("amount").alias("basket")).write.mode("overwrite").parquet(
+    args["--out"] + "/tiers"
+)
+spark.stop()
+"""
+
+CENTROIDS = """
+import sys
+from pyspark import StorageLevel
+from pyspark.sql import SparkSession, functions as F
+
+args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+passes = int(args["--iters"])
+spark = SparkSession.builder.appName("store_centroid_refine").getOrCreate()
+sc = spark.sparkContext
+sc.setJobDescription("load points")
+points = spark.read.parquet(args["--input"]).persist(StorageLevel.MEMORY_AND_DISK)
+points.count()
+centres = [(float(i) * 9.0, float(i % 4) * 3.0) for i in range(8)]
+for step in range(1, passes + 1):
+    sc.setJobDescription(f"refine centroids, pass {step} of {passes}")
+    c = spark.createDataFrame([(i, cx, cy) for i, (cx, cy) in enumerate(centres)], ["c", "cx", "cy"])
+    d = (F.col("x") - F.col("cx")) ** 2 + (F.col("y") - F.col("cy")) ** 2
+    scored = points.crossJoin(F.broadcast(c)).withColumn("d", d)
+    best = scored.groupBy("x", "y", "weight").agg(F.min_by("c", "d").alias("c"))
+    moved = best.groupBy("c").agg(
+        (F.sum(F.col("x") * F.col("weight")) / F.sum("weight")).alias("cx"),
+        (F.sum(F.col("y") * F.col("weight")) / F.sum("weight")).alias("cy"),
+    ).collect()
+    for row in moved:
+        centres[int(row["c"])] = (float(row["cx"]), float(row["cy"]))
+sc.setJobDescription("write centroids")
+spark.createDataFrame([(i, cx, cy) for i, (cx, cy) in enumerate(centres)], ["c", "cx", "cy"]).write.mode(
+    "overwrite"
+).parquet(args["--out"])
+spark.stop()
+"""
+
+
+@dataclass(frozen=True)
+class App:
+    """One application of a draw: its script, the input it reads and that input's base size."""
+
+    name: str
+    script: str
+    kind: str
+    base_rows: int
+
+
+@dataclass(frozen=True)
+class Draw:
+    """The runs of one draw: a recurring application whose last runs are far larger than its
+    base, and an iterative one whose round count, input and slots vary."""
+
+    seed: int
+    recurring: App
+    big_scales: tuple[float, ...]
+    iterative: App
+
+
+DRAWS = {
+    1: Draw(
+        SEED,
+        App("rollup", ROLLUP, "events", 1_500_000),
+        (3.0, 3.5, 4.0, 4.6),
+        App("labels", LABELS, "edges", 400_000),
+    ),
+    2: Draw(
+        SEED + 1,
+        App("report", REPORT, "events", 1_200_000),
+        (2.8, 3.4, 4.0, 4.4),
+        App("centroids", CENTROIDS, "points", 300_000),
+    ),
+}
+
+
 @dataclass(frozen=True)
 class PlannedRun:
     app: str
@@ -132,20 +234,21 @@ class PlannedRun:
     iters: int = 0
 
 
-def plan(seed: int = SEED) -> list[PlannedRun]:
-    """The runs, in order, drawn from ``seed``."""
-    rng = random.Random(seed)
+def plan(draw: Draw) -> list[PlannedRun]:
+    """The runs of ``draw``, in order, drawn from its seed."""
+    rng = random.Random(draw.seed)
+    rec, it = draw.recurring.name, draw.iterative.name
     runs = [
-        PlannedRun("rollup", FIRST_DAY + timedelta(days=i), round(rng.uniform(0.7, 1.3), 3), 2)
+        PlannedRun(rec, FIRST_DAY + timedelta(days=i), round(rng.uniform(0.7, 1.3), 3), 2)
         for i in range(10)
     ]
     runs += [
-        PlannedRun("rollup", FIRST_DAY + timedelta(days=10 + i), scale, 2)
-        for i, scale in enumerate((3.0, 3.5, 4.0, 4.6))
+        PlannedRun(rec, FIRST_DAY + timedelta(days=10 + i), scale, 2)
+        for i, scale in enumerate(draw.big_scales)
     ]
     runs += [
         PlannedRun(
-            "labels",
+            it,
             FIRST_DAY + timedelta(days=i),
             round(rng.uniform(0.6, 1.6), 3),
             rng.choice((1, 2)),
@@ -196,24 +299,24 @@ def _submit(script: Path, master: str, args: list[str], logs: Path | None) -> fl
     return time.perf_counter() - started
 
 
-def generate(out: Path) -> None:
+def generate(draw: Draw, out: Path) -> None:
     """Write the inputs (no event log), then run every planned run (event logs in out/logs)."""
     scripts = out / "apps"
     scripts.mkdir(parents=True, exist_ok=True)
-    for name, text in (("generate.py", GENERATE), ("rollup.py", ROLLUP), ("labels.py", LABELS)):
-        (scripts / name).write_text(text)
-    runs = plan()
+    apps = {a.name: a for a in (draw.recurring, draw.iterative)}
+    (scripts / "generate.py").write_text(GENERATE)
+    for app in apps.values():
+        (scripts / f"{app.name}.py").write_text(app.script)
+    runs = plan(draw)
     spec = []
     for i, r in enumerate(runs):
-        path = out / "inputs" / f"{r.app}-{r.day.isoformat()}"
-        if r.app == "rollup":
-            rows = int(ROLLUP_BASE_ROWS * r.scale)
-            spec.append({"path": str(path), "kind": "events", "rows": rows, "seed": SEED + i,
-                         "users": rows // 20, "day_ms": 0})  # fmt: skip
-        else:
-            rows = int(LABELS_BASE_EDGES * r.scale)
-            spec.append({"path": str(path), "kind": "edges", "rows": rows, "seed": SEED + i,
-                         "nodes": rows // 3})  # fmt: skip
+        app = apps[r.app]
+        rows = int(app.base_rows * r.scale)
+        spec.append({
+            "path": str(out / "inputs" / f"{r.app}-{r.day.isoformat()}"),
+            "kind": app.kind, "rows": rows, "seed": draw.seed + i,
+            "users": rows // 20, "day_ms": 0, "nodes": rows // 3,
+        })  # fmt: skip
     (out / "inputs.json").write_text(json.dumps(spec, indent=1))
     print(f"writing {len(spec)} inputs ...", flush=True)
     _submit(scripts / "generate.py", "local[2]", [str(out / "inputs.json")], None)
@@ -221,7 +324,7 @@ def generate(out: Path) -> None:
     shutil.rmtree(logs, ignore_errors=True)
     logs.mkdir()
     for i, (r, item) in enumerate(zip(runs, spec, strict=True)):
-        script = scripts / ("rollup.py" if r.app == "rollup" else "labels.py")
+        script = scripts / f"{r.app}.py"
         args = [
             "--day",
             r.day.isoformat(),
@@ -258,15 +361,17 @@ def measure(out: Path) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=Path.home() / ".cache" / "sparkscope-heldout")
+    ap.add_argument("--draw", type=int, choices=sorted(DRAWS), default=1, help="which set of runs")
+    ap.add_argument("--out", type=Path, help="default ~/.cache/sparkscope-heldout/draw-N")
     ap.add_argument("--regenerate", action="store_true", help="run Spark again even if logs exist")
     args = ap.parse_args(argv)
+    args.out = args.out or Path.home() / ".cache" / "sparkscope-heldout" / f"draw-{args.draw}"
     if (
         args.regenerate
         or not (args.out / "logs").is_dir()
         or not any((args.out / "logs").iterdir())
     ):
-        generate(args.out)
+        generate(DRAWS[args.draw], args.out)
     measure(args.out)
 
 

@@ -71,6 +71,8 @@ FORMS: dict[str, dict[str, Any]] = {
     "size elasticity of other keys for narrow keys": {"elasticity": "pooled"},
     "size elasticity of other keys for narrow keys and own for wide": {"elasticity": "own"},
     "size elasticity of the whole work of other keys for narrow keys": {"elasticity": "total"},
+    "work line the default beyond the range": {"outside_work": 1.0},
+    "no work line default beyond twice the range": {"outside_work": 0.0},
     "none of these": {
         "work_default": "",
         "envelope": "",

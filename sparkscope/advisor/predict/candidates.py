@@ -85,6 +85,14 @@ class Options:
     #: whole work at the edge times r^e). Each lost on the synthetic forward split it was
     #: measured on (docs/dev/models.md), so it stays off.
     elasticity: str = ""
+    #: Beyond this many times the range (the regime's ratio; 0: never), the work line is the
+    #: default whenever it has terms: the default rule's evidence (leave-one-out, the record)
+    #: is of runs inside the range, and the work line is the line that extrapolates with
+    #: restraint (terms the history supports, a sub-linear size exponent where it shows one).
+    #: Challengers still compete on the runs of that regime. 2.0 (twice the range) by a rule
+    #: written before its second held-out draw was made (docs/dev/models.md); 1.0 lost on
+    #: recurring-events.
+    outside_work: float = 2.0
 
 
 OPTIONS = Options()

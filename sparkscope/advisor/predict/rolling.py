@@ -9,7 +9,8 @@ For run ``i`` of a key (runs in start order):
 3. every candidate model predicts run ``i`` from them (out of sample by construction); the key's
    lines continue from the edge of the range beyond it (:mod:`.candidates`);
 4. the default is the I/O line, the slot line when its per-slot term is significant, or the work
-   line when its leave-one-out error is lower; it serves unless a challenger's absolute log
+   line when its leave-one-out error is lower (and, for a run beyond twice the range, the work
+   line whenever it has terms: the others' record is of runs inside it); it serves unless a challenger's absolute log
    errors on the latest earlier runs *of the same regime* are smaller by the Bonferroni-corrected
    paired t-test of :mod:`.selection` (a model that wins inside the range does not win outside it
    by default); a key with fewer than ``FEW_RUNS`` training runs is served by the class-aware
@@ -35,7 +36,13 @@ from sparkscope.advisor import conformal
 from sparkscope.advisor.predict import amdahl, candidates, elasticity, forecast, nextrun
 from sparkscope.advisor.predict.baselines import MODELS as BASELINES
 from sparkscope.advisor.predict.knn import MODELS as KNN
-from sparkscope.advisor.predict.regimes import NEW_KEY, Regime, classify, difficulty
+from sparkscope.advisor.predict.regimes import (
+    EXTRAPOLATION,
+    NEW_KEY,
+    Regime,
+    classify,
+    difficulty,
+)
 from sparkscope.advisor.predict.selection import SWITCH_ALPHA, choose
 
 WINDOW = 200
@@ -192,6 +199,9 @@ def predict_run(
     # nothing about lines of twenty).
     record = [s.errors for s in recent if s.kind != NEW_KEY]
     default = candidates.default_line(lines, Xt, yt, record, options)
+    far = options.outside_work and point.regime.ratio > options.outside_work
+    if far and point.regime.kind == EXTRAPOLATION and lines.work_terms:
+        default = candidates.WORK_MODEL
     scaled = None
     if options.amdahl and not lines.work_terms:
         scaled = amdahl.scaled(Xt, yt, x, share, options.amdahl)

@@ -3,6 +3,7 @@ on synthetic series with known answers (benchmarks.synthetic_keys draws the flee
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 
 from benchmarks.synthetic_keys import fleet, key_runs
-from sparkscope.advisor.predict import rolling, workline
+from sparkscope.advisor.predict import candidates, extrapolate, rolling, workline
 from sparkscope.advisor.predict.backtest import (
     band_metrics,
     metrics,
@@ -194,3 +195,36 @@ def test_the_stored_basis_answers_for_another_size_without_fitting() -> None:
     # Further out, a wider interval (the difficulty grows with the distance).
     ratio = lambda a: a["high_ms"] / a["low_ms"]  # noqa: E731
     assert ratio(big) > ratio(same)
+
+
+def test_beyond_twice_the_range_the_work_line_is_the_default(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``Options.outside_work``: past that many times the range the work line serves whatever
+    the in-range rule chose (no challenger has a record here); nearer, the rule decides."""
+    rng = random.Random(11)
+    runs, _law = key_runs(rng, "k", 14, kind="power", slots_vary=False, iterative=False,
+                          partitioned=False, noise=0.03)  # fmt: skip
+    X = np.array([r.vector for r in runs])
+    y = np.array([float(r.duration_ms or 0) for r in runs])
+    order = np.argsort(X[:, IB])
+    X, y = X[order][:12], y[order][:12]
+    ok, t = np.ones(13, dtype=bool), np.arange(13, dtype=float)
+
+    def served(factor: float, threshold: float) -> rolling.PredictedRun:
+        monkeypatch.setattr(
+            candidates, "OPTIONS", dataclasses.replace(candidates.Options(), outside_work=threshold)
+        )
+        x = extrapolate.scaled(X[-1], factor)
+        points: list[rolling.PredictedRun | None] = [None] * 12  # no record: the default serves
+        return rolling.predict_run(np.vstack([X, x]), np.append(y, 1.0), ok, t, 12, points, 0.8)
+
+    far, far_off = served(3.0, 2.0), served(3.0, 0.0)
+    assert far.regime.kind == "extrapolation" and far.regime.ratio > 2
+    assert far.model == candidates.WORK_MODEL
+    assert far.expected == far.predictions[candidates.WORK_MODEL]
+    assert far_off.model != candidates.WORK_MODEL  # the in-range rule chose another line
+    assert far_off.predictions == far.predictions  # the switch chooses, it predicts nothing
+    near, near_off = served(1.5, 2.0), served(1.5, 0.0)
+    assert near.regime.ratio < 2 and near.model == near_off.model
+    assert (near.expected, near.low, near.high) == (near_off.expected, near_off.low, near_off.high)
