@@ -8,7 +8,7 @@ unless verification is off, and the login goes only to the configured server."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler
 
 import pytest
@@ -41,16 +41,21 @@ def recorded_jobs() -> object:
     return json.loads((recorded.RECORDING / recorded.index()[path]).read_bytes())
 
 
-def test_a_redirect_is_followed(shs: FakeShs) -> None:
-    target = endpoints.jobs(APP, None)[0]
+def redirect(status: int, location: str) -> Callable[[BaseHTTPRequestHandler], None]:
+    """An answer sending the client to ``location``."""
 
     def moved(handler: BaseHTTPRequestHandler) -> None:
-        handler.send_response(302)
-        handler.send_header("Location", f"/api/v1/{target}")
+        handler.send_response(status)
+        handler.send_header("Location", location)
         handler.send_header("Content-Length", "0")
         handler.end_headers()
 
-    shs.overrides["moved/jobs"] = moved
+    return moved
+
+
+def test_a_redirect_is_followed(shs: FakeShs) -> None:
+    target = endpoints.jobs(APP, None)[0]
+    shs.overrides["moved/jobs"] = redirect(302, f"/api/v1/{target}")
     client = ShsClient(shs.url, retries=0)
     assert client.get_json(("moved/jobs", [])) == recorded_jobs()
     assert shs.paths[-2:] == ["moved/jobs", target]
@@ -150,14 +155,7 @@ def test_the_login_goes_to_the_server_and_not_to_another_host_it_redirects_to(
     with running(spread_listing()[-2:]) as other:
         other_url = other.url.replace("127.0.0.1", "localhost")  # another host, same machine
         target = endpoints.jobs(APP, None)[0]
-
-        def elsewhere(handler: BaseHTTPRequestHandler) -> None:
-            handler.send_response(307)
-            handler.send_header("Location", f"{other_url}/api/v1/{target}")
-            handler.send_header("Content-Length", "0")
-            handler.end_headers()
-
-        shs.overrides["moved/jobs"] = elsewhere
+        shs.overrides["moved/jobs"] = redirect(307, f"{other_url}/api/v1/{target}")
         client = ShsClient(shs.url, retries=0, auth=("ops", "hunter2"))
         assert client.get_json(endpoints.jobs(APP, None)) == recorded_jobs()
         assert client.get_json(("moved/jobs", [])) == recorded_jobs()

@@ -21,6 +21,7 @@ from typing import Any
 
 from sparkscope.advisor.predict import elasticity, extrapolate, rounds_prior, workline
 from sparkscope.advisor.predict.baselines import LineFit
+from sparkscope.advisor.predict.regimes import EXTRAPOLATION, Regime
 from sparkscope.advisor.predict.selection import MIN_SCORED, SELECT_RUNS, SWITCH_ALPHA
 
 IO_MODEL = "io_line"
@@ -158,13 +159,22 @@ def line_candidates(
 
 
 def default_line(
-    lines: Lines, Xt: Any, yt: Any, recent: Sequence[Mapping[str, float]], options: Options
+    lines: Lines,
+    Xt: Any,
+    yt: Any,
+    recent: Sequence[Mapping[str, float]],
+    options: Options,
+    regime: Regime | None = None,
 ) -> str:
     """The default among the lines: the incumbent (I/O or slot line) unless the work line's
-    terms predict runs it was not fitted on better (see ``Options.work_default``)."""
+    terms predict runs it was not fitted on better (see ``Options.work_default``), or the run
+    is beyond ``Options.outside_work`` times the range (``regime``) and the work line has terms."""
     inc = lines.incumbent
     if not options.work_default or not lines.work_terms:
         return inc
+    if regime is not None and regime.kind == EXTRAPOLATION and options.outside_work:
+        if regime.ratio > options.outside_work:  # the record is of runs inside the range
+            return WORK_MODEL
     if len(yt) < workline.FIT_RUNS:  # the incumbent is the median there: the slots' prior
         return WORK_MODEL
     if options.work_default == "press" or len(yt) < MIN_SCORED:  # too few for a nested test

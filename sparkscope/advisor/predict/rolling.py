@@ -36,13 +36,7 @@ from sparkscope.advisor import conformal
 from sparkscope.advisor.predict import amdahl, candidates, elasticity, forecast, nextrun
 from sparkscope.advisor.predict.baselines import MODELS as BASELINES
 from sparkscope.advisor.predict.knn import MODELS as KNN
-from sparkscope.advisor.predict.regimes import (
-    EXTRAPOLATION,
-    NEW_KEY,
-    Regime,
-    classify,
-    difficulty,
-)
+from sparkscope.advisor.predict.regimes import NEW_KEY, Regime, classify, difficulty
 from sparkscope.advisor.predict.selection import SWITCH_ALPHA, choose
 
 WINDOW = 200
@@ -198,10 +192,7 @@ def predict_run(
     # The lines' record: the key's earlier runs past its first ones (lines of two runs say
     # nothing about lines of twenty).
     record = [s.errors for s in recent if s.kind != NEW_KEY]
-    default = candidates.default_line(lines, Xt, yt, record, options)
-    far = options.outside_work and point.regime.ratio > options.outside_work
-    if far and point.regime.kind == EXTRAPOLATION and lines.work_terms:
-        default = candidates.WORK_MODEL
+    default = candidates.default_line(lines, Xt, yt, record, options, point.regime)
     scaled = None
     if options.amdahl and not lines.work_terms:
         scaled = amdahl.scaled(Xt, yt, x, share, options.amdahl)
