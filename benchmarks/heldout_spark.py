@@ -80,11 +80,19 @@ for item in spec:
 spark.stop()
 """
 
-ROLLUP = """
+#: What every measured application's script starts with: its imports and its ``--name value``
+#: arguments.
+PRELUDE = """
 import sys
-from pyspark.sql import SparkSession, functions as F
+from pyspark import StorageLevel
+from pyspark.sql import SparkSession, Window, functions as F
 
 args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+"""
+
+ROLLUP = (
+    PRELUDE
+    + """
 spark = SparkSession.builder.appName("customer_spend_rollup").getOrCreate()
 events = spark.read.parquet(args["--input"])
 per_kind = events.groupBy("user_id", "kind").agg(
@@ -97,13 +105,11 @@ per_user.write.mode("overwrite").parquet(args["--out"] + "/per_user")
 per_user.orderBy(F.desc("spend")).limit(1000).write.mode("overwrite").parquet(args["--out"] + "/top")
 spark.stop()
 """
+)
 
-LABELS = """
-import sys
-from pyspark import StorageLevel
-from pyspark.sql import SparkSession, functions as F
-
-args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+LABELS = (
+    PRELUDE
+    + """
 iters = int(args["--iters"])
 spark = SparkSession.builder.appName("account_cluster_labels").getOrCreate()
 sc = spark.sparkContext
@@ -128,13 +134,12 @@ sizes = labels.groupBy("label").count().orderBy(F.desc("count")).limit(1000)
 sizes.write.mode("overwrite").parquet(args["--out"])
 spark.stop()
 """
+)
 
 
-REPORT = """
-import sys
-from pyspark.sql import SparkSession, Window, functions as F
-
-args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+REPORT = (
+    PRELUDE
+    + """
 spark = SparkSession.builder.appName("order_region_report").getOrCreate()
 orders = spark.read.parquet(args["--input"])
 users = orders.agg(F.max("user_id")).first()[0] + 1
@@ -154,13 +159,11 @@ joined.groupBy("tier").agg(F.avg("amount").alias("basket")).write.mode("overwrit
 )
 spark.stop()
 """
+)
 
-CENTROIDS = """
-import sys
-from pyspark import StorageLevel
-from pyspark.sql import SparkSession, functions as F
-
-args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+CENTROIDS = (
+    PRELUDE
+    + """
 passes = int(args["--iters"])
 spark = SparkSession.builder.appName("store_centroid_refine").getOrCreate()
 sc = spark.sparkContext
@@ -186,6 +189,7 @@ spark.createDataFrame([(i, cx, cy) for i, (cx, cy) in enumerate(centres)], ["c",
 ).parquet(args["--out"])
 spark.stop()
 """
+)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import http.cookiejar
 import os
-import re
 import urllib.request
 from dataclasses import dataclass
 from typing import Any
@@ -35,10 +34,6 @@ from fetcher.shs.transport import DeadlineHTTPPool, DeadlineHTTPSPool
 
 MAX_REDIRECTS = 30
 REDIRECTS = (301, 302, 303, 307, 308)
-#: What requests asks for, so the SHS (or a gateway in front) may compress its answers.
-ACCEPT_ENCODING = ", ".join(
-    re.split(r",\s*", make_headers(accept_encoding=True)["accept-encoding"])
-)
 
 
 @dataclass
@@ -81,9 +76,11 @@ class ServerSession:
         env = _environment(self.root)
         if auth is None:
             auth = env.netrc
+        from requests.utils import DEFAULT_ACCEPT_ENCODING  # what requests asks for
+
         self.headers = {
             "User-Agent": user_agent,
-            "Accept-Encoding": ACCEPT_ENCODING,
+            "Accept-Encoding": DEFAULT_ACCEPT_ENCODING,
             "Accept": "application/json",
             "Connection": "keep-alive",
         }

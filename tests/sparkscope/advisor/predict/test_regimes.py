@@ -3,7 +3,6 @@ on synthetic series with known answers (benchmarks.synthetic_keys draws the flee
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import random
 
@@ -23,6 +22,7 @@ from sparkscope.advisor.predict.backtest import (
 from sparkscope.advisor.predict.features import NUMERIC
 from sparkscope.advisor.predict.forward import forward_split
 from sparkscope.advisor.predict.regimes import Regime, classify, difficulty
+from tests.support.prediction import prediction_options
 
 IB, CORES, STARTUP, ITERS, TASKS = (
     NUMERIC.index(n) for n in ("input_bytes", "cores", "startup_ms", "iterations", "tasks")
@@ -107,14 +107,18 @@ def test_sub_linear_growth_only_where_the_history_shows_it() -> None:
     assert workline.fit(X, linear).exponent == 1.0
 
 
-def test_an_extrapolated_run_gets_a_wider_interval() -> None:
-    rng = random.Random(3)
-    runs, _law = key_runs(rng, "k", 20, kind="linear", slots_vary=False, iterative=False,
-                          partitioned=False, noise=0.02)  # fmt: skip
+def _by_size(seed: int, n: int, kind: str, noise: float) -> tuple[np.ndarray, np.ndarray]:
+    """One synthetic key's runs (one slot count, no iterations) in order of input size."""
+    runs, _law = key_runs(random.Random(seed), "k", n, kind=kind, slots_vary=False,
+                          iterative=False, partitioned=False, noise=noise)  # fmt: skip
     X = np.array([r.vector for r in runs])
     y = np.array([float(r.duration_ms or 0) for r in runs])
     order = np.argsort(X[:, IB])
-    X, y = X[order], y[order]
+    return X[order], y[order]
+
+
+def test_an_extrapolated_run_gets_a_wider_interval() -> None:
+    X, y = _by_size(3, 20, "linear", 0.02)
     ok, t = np.ones(len(y), dtype=bool), np.arange(len(y), dtype=float)
     points: list[rolling.PredictedRun | None] = []
     for i in range(12):
@@ -197,27 +201,18 @@ def test_the_stored_basis_answers_for_another_size_without_fitting() -> None:
     assert ratio(big) > ratio(same)
 
 
-def test_beyond_twice_the_range_the_work_line_is_the_default(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_beyond_twice_the_range_the_work_line_is_the_default() -> None:
     """``Options.outside_work``: past that many times the range the work line serves whatever
     the in-range rule chose (no challenger has a record here); nearer, the rule decides."""
-    rng = random.Random(11)
-    runs, _law = key_runs(rng, "k", 14, kind="power", slots_vary=False, iterative=False,
-                          partitioned=False, noise=0.03)  # fmt: skip
-    X = np.array([r.vector for r in runs])
-    y = np.array([float(r.duration_ms or 0) for r in runs])
-    order = np.argsort(X[:, IB])
-    X, y = X[order][:12], y[order][:12]
+    X, y = _by_size(11, 14, "power", 0.03)
+    X, y = X[:12], y[:12]
     ok, t = np.ones(13, dtype=bool), np.arange(13, dtype=float)
 
     def served(factor: float, threshold: float) -> rolling.PredictedRun:
-        monkeypatch.setattr(
-            candidates, "OPTIONS", dataclasses.replace(candidates.Options(), outside_work=threshold)
-        )
         x = extrapolate.scaled(X[-1], factor)
         points: list[rolling.PredictedRun | None] = [None] * 12  # no record: the default serves
-        return rolling.predict_run(np.vstack([X, x]), np.append(y, 1.0), ok, t, 12, points, 0.8)
+        with prediction_options(outside_work=threshold):
+            return rolling.predict_run(np.vstack([X, x]), np.append(y, 1.0), ok, t, 12, points, 0.8)
 
     far, far_off = served(3.0, 2.0), served(3.0, 0.0)
     assert far.regime.kind == "extrapolation" and far.regime.ratio > 2
