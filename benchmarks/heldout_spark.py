@@ -10,14 +10,16 @@ application of each kind issue 22 names as held-out misses:
 - a recurring one whose last four runs are 2.8-4.6x its base volume, beyond every earlier run,
   after ten daily runs at 0.7-1.3x it: draw 1 ``customer_spend_rollup`` (two group-bys over a
   day of purchase events, two Parquet writes), draw 2 ``order_region_report`` (a join with a
-  customer dimension, a ranking window, two writes);
+  customer dimension, a ranking window, two writes), draw 3 ``visit_session_summary`` (sessions
+  cut by a lag window per user, two writes);
 - an iterative one never seen before, ``--iters`` rounds with one numbered job description per
   round, twelve runs whose round count is drawn in 2..12, input in 0.6-1.6x a base and one or
   two task slots, each drawn per run: draw 1 ``account_cluster_labels`` (label propagation
-  over a day's account links), draw 2 ``store_centroid_refine`` (weighted k-means passes).
+  over a day's account links), draw 2 ``store_centroid_refine`` (weighted k-means passes), draw 3
+  ``weight_trend_fit`` (gradient steps of a weighted line fit).
 
 The runs of a draw come from its fixed seed; draw 1 was scored once before draw 2 was written,
-and nothing in the model reads either. The logs are kept in ``--out`` (default
+draw 3 was written before the interval change it judges, and nothing in the model reads any. The logs are kept in ``--out`` (default
 ``~/.cache/sparkscope-heldout/draw-N``) and made again only with ``--regenerate``: a run takes
 10-40 s, a draw about ten minutes.
 
@@ -192,6 +194,49 @@ spark.stop()
 )
 
 
+SESSIONS = (
+    PRELUDE
+    + """
+spark = SparkSession.builder.appName("visit_session_summary").getOrCreate()
+events = spark.read.parquet(args["--input"])
+by_user = Window.partitionBy("user_id").orderBy("ts")
+gaps = events.withColumn("gap", F.col("ts") - F.lag("ts").over(by_user))
+starts = gaps.withColumn("starts", F.when(F.col("gap").isNull() | (F.col("gap") > 1_800_000), 1).otherwise(0))
+sessions = starts.withColumn("session", F.sum("starts").over(by_user)).groupBy("user_id", "session").agg(
+    F.count("*").alias("events"), F.sum("amount").alias("spend"), (F.max("ts") - F.min("ts")).alias("span")
+)
+sessions.groupBy("events").agg(F.count("*").alias("sessions"), F.avg("spend").alias("spend")).write.mode(
+    "overwrite"
+).parquet(args["--out"] + "/by_length")
+sessions.where("spend > 500").write.mode("overwrite").parquet(args["--out"] + "/big")
+spark.stop()
+"""
+)
+
+GRADIENT = (
+    PRELUDE
+    + """
+steps = int(args["--iters"])
+spark = SparkSession.builder.appName("weight_trend_fit").getOrCreate()
+sc = spark.sparkContext
+sc.setJobDescription("load points")
+points = spark.read.parquet(args["--input"]).persist(StorageLevel.MEMORY_AND_DISK)
+n = points.count()
+a, b = 0.0, 0.0
+for step in range(1, steps + 1):
+    sc.setJobDescription(f"gradient step {step} of {steps}")
+    err = F.lit(a) * F.col("x") + F.lit(b) - F.col("y")
+    g = points.select((err * F.col("x") * F.col("weight")).alias("ga"), (err * F.col("weight")).alias("gb"))
+    row = g.agg(F.sum("ga").alias("ga"), F.sum("gb").alias("gb")).first()
+    a -= 1e-5 * row["ga"] / n
+    b -= 1e-3 * row["gb"] / n
+sc.setJobDescription("write fit")
+spark.createDataFrame([(a, b, n)], ["a", "b", "n"]).write.mode("overwrite").parquet(args["--out"])
+spark.stop()
+"""
+)
+
+
 @dataclass(frozen=True)
 class App:
     """One application of a draw: its script, the input it reads and that input's base size."""
@@ -225,6 +270,12 @@ DRAWS = {
         App("report", REPORT, "events", 1_200_000),
         (2.8, 3.4, 4.0, 4.4),
         App("centroids", CENTROIDS, "points", 300_000),
+    ),
+    3: Draw(
+        SEED + 2,
+        App("sessions", SESSIONS, "events", 1_000_000),
+        (3.2, 3.6, 4.2, 4.5),
+        App("gradient", GRADIENT, "points", 2_000_000),
     ),
 }
 
