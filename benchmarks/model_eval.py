@@ -1,7 +1,7 @@
 """The figures of docs/dev/models.md: every prediction form compared, per regime, per evaluation.
 
     python -m benchmarks.model_eval [--keys 60] [--seed 7] [--iter-keys 30] [--only adopted,...]
-        [--no-corpora]
+        [--no-corpora] [--keys-per-server K]
 
 Evaluations: the synthetic fleet of ``benchmarks.synthetic_keys`` (``--keys`` keys drawn from
 ``--seed``; the forms are chosen on it), its iterative keys whose iteration count grows beyond
@@ -10,6 +10,8 @@ demo/scaling-events, demo/iterative-events, fetched into a throwaway SQLite file
 chosen on). Per evaluation: the rolling origin overall and per regime (interpolation,
 extrapolation, new key) and the forward-in-size split, each as MAPE / coverage of the 80%
 interval (runs). The forms are switches of ``sparkscope.advisor.predict.candidates.Options``.
+``--keys-per-server K`` backtests the synthetic fleets as servers of K keys each (a fresh server
+with few keys, whose intervals have few other keys' residuals to borrow) instead of one server.
 """
 
 from __future__ import annotations
@@ -73,6 +75,12 @@ FORMS: dict[str, dict[str, Any]] = {
     "size elasticity of the whole work of other keys for narrow keys": {"elasticity": "total"},
     "work line the default beyond the range": {"outside_work": 1.0},
     "no work line default beyond twice the range": {"outside_work": 0.0},
+    "leave-one-out residuals before other keys'": {"jackknife": "before"},
+    "leave-one-out residuals before other keys', inside the range only": {
+        "jackknife": "before",
+        "jackknife_outside": False,
+    },
+    "leave-one-out residuals after other keys'": {"jackknife": "after"},
     "none of these": {
         "work_default": "",
         "envelope": "",
@@ -111,9 +119,26 @@ def corpus_runs(folder: Path, workdir: Path) -> list[Run]:
     ]  # fmt: skip
 
 
-def figures(runs: list[Run], class_aware: bool) -> dict[str, Metrics]:
-    results = run_backtest(runs, LEVEL, class_aware)
-    forward = forward_split(runs, LEVEL)
+def servers(runs: list[Run], keys_per_server: int) -> list[list[Run]]:
+    """The runs split into servers of ``keys_per_server`` keys each, in the order the keys first
+    ran (0: one server); each is backtested on its own, as a fresh server with few keys is."""
+    if keys_per_server <= 0:
+        return [runs]
+    first: dict[str, int] = {}
+    for r in sorted(runs, key=lambda r: r.start_ms):
+        first.setdefault(r.key, len(first))
+    groups: dict[int, list[Run]] = {}
+    for r in runs:
+        groups.setdefault(first[r.key] // keys_per_server, []).append(r)
+    return [groups[g] for g in sorted(groups)]
+
+
+def figures(runs: list[Run], class_aware: bool, keys_per_server: int = 0) -> dict[str, Metrics]:
+    results: dict[str, Any] = {}
+    forward: list[Any] = []
+    for server in servers(runs, keys_per_server):
+        results.update(run_backtest(server, LEVEL, class_aware))
+        forward += forward_split(server, LEVEL)
     out = {"overall": metrics(results.values(), LEVEL, 5)}
     out.update(regime_metrics(results.values(), LEVEL, 5))
     ahead = [(float(f.run.duration_ms or 0), f.point, None) for f in forward]
@@ -147,6 +172,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="Outside the range (and the forward split) per band of distance as well.",
     )
+    parser.add_argument(
+        "--keys-per-server",
+        type=int,
+        default=0,
+        help="Backtest the synthetic fleets as servers of this many keys each (0: one server).",
+    )
     args = parser.parse_args(argv)
     from benchmarks.synthetic_keys import iteration_fleet, keys
 
@@ -172,7 +203,8 @@ def main(argv: list[str] | None = None) -> int:
         candidates.OPTIONS = dataclasses.replace(old, **FORMS[form])
         try:
             for label, (runs, class_aware) in evaluations.items():
-                f = figures(runs, class_aware)
+                per_server = args.keys_per_server if label.startswith("synthetic") else 0
+                f = figures(runs, class_aware, per_server)
                 print(f"| {label} | " + " | ".join(cell(f[c]) for c in columns) + " |", flush=True)
         finally:
             candidates.OPTIONS = old

@@ -110,9 +110,11 @@ def prediction_line(p: RunPrediction | None) -> str | None:
     waiting = f"no verdict yet: {p.n_train} earlier successful run(s) of this application"
     if p.expected_ms is None:
         return waiting
+    spread = f"{d(p.low_ms)}–{d(p.high_ms)}, {p.level:.0%}"
+    if p.low_ms is None or p.high_ms is None:  # one earlier run and nothing else on the server
+        spread = "no interval yet: no spread seen to read one from"
     text = (
-        f"expected {d(p.expected_ms)} ({d(p.low_ms)}–{d(p.high_ms)}, "
-        f"{p.level:.0%}; {_regime(p).describe()}); took {d(p.duration_ms)}"
+        f"expected {d(p.expected_ms)} ({spread}; {_regime(p).describe()}); took {d(p.duration_ms)}"
     )
     if p.verdict == "insufficient_history":
         return f"{text} — {waiting}"

@@ -58,7 +58,7 @@ class Options:
     #: not on a second draw nor on the recorded corpus, so the simpler form is kept.
     rounds: str = "prior"
     #: A key with fewer than four runs is served by the class-aware model anchored on its own
-    #: runs (``rolling.anchored``) instead of the class-aware model alone.
+    #: runs (``classaware.anchored``) instead of the class-aware model alone.
     anchored: bool = False
     #: A key of two or three runs whose work line has a first-principle term (its slots' or its
     #: rounds', see ``workline._few_runs``) is served by it rather than by the class-aware model.
@@ -94,6 +94,13 @@ class Options:
     #: written before its second held-out draw was made (docs/dev/models.md); 1.0 lost on
     #: recurring-events.
     outside_work: float = 2.0
+    #: A key with too few out-of-sample residuals of its own for its interval adds the
+    #: leave-one-out residuals of its training runs (``jackknife``): "" never, "before" (before
+    #: borrowing the server's other keys': nearer the nominal on the synthetic fleets, over the
+    #: band on the recorded corpora), "after" (only where the server's residuals are short too).
+    jackknife: str = ""
+    #: ... for runs outside the range too (their leave-one-out residuals are of runs inside it).
+    jackknife_outside: bool = True
 
 
 OPTIONS = Options()

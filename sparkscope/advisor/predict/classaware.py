@@ -9,6 +9,8 @@ little history of its own is served by what runs like it (across applications) t
 from __future__ import annotations
 
 import functools
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,3 +116,21 @@ def _fit(X: Any, y: Any, seed: int) -> ClassAware:
             max_iter=40, max_leaf_nodes=15, min_samples_leaf=5, random_state=seed
         ).fit(A[m], ly[m])
     return ClassAware(pca, kmeans, regressors, float("nan"))
+
+
+def anchored(at_run: float | None, yt: Any, class_train: Sequence[float] | None) -> float | None:
+    """The class-aware model anchored on the key's own runs: its duration for the run times the
+    geometric mean of (actual / its duration) over the key's training runs. The key's own runs
+    tell its level (what its work costs on its servers), which similar runs of other keys
+    cannot; the class model tells how the duration moves with the size and the slots between
+    those runs and this one, which one or two runs of its own cannot. None without both."""
+    if at_run is None or at_run <= 0 or class_train is None or len(class_train) != len(yt):
+        return None
+    logs = [
+        math.log(float(a) / float(c))
+        for a, c in zip(yt, class_train, strict=True)
+        if a > 0 and c > 0
+    ]
+    if not logs or len(logs) != len(yt):
+        return None
+    return at_run * math.exp(sum(logs) / len(logs))

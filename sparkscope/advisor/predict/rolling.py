@@ -9,17 +9,14 @@ For run ``i`` of a key (runs in start order):
 3. every candidate model predicts run ``i`` from them (out of sample by construction); the key's
    lines continue from the edge of the range beyond it (:mod:`.candidates`);
 4. the default is the I/O line, the slot line when its per-slot term is significant, or the work
-   line when its leave-one-out error is lower (and, for a run beyond twice the range, the work
-   line whenever it has terms: the others' record is of runs inside it); it serves unless a challenger's absolute log
-   errors on the latest earlier runs *of the same regime* are smaller by the Bonferroni-corrected
-   paired t-test of :mod:`.selection` (a model that wins inside the range does not win outside it
-   by default); a key with fewer than ``FEW_RUNS`` training runs is served by the class-aware
-   model when there is one (what similar runs of other keys took);
+   line when its leave-one-out error is lower (or, beyond twice the range, when it has terms);
+   it serves unless a challenger's absolute log errors on the latest earlier runs *of the same
+   regime* are smaller by the Bonferroni-corrected paired t-test of :mod:`.selection`;
 5. the interval is split-conformal on the serving model's own earlier out-of-sample residuals,
-   each divided by the difficulty of its run (normalised conformal: the residuals of runs far
-   outside their range count for less), and scaled by this run's difficulty; it spans the
-   straight line's value as well when the line was continued (those of the class, or of every
-   key, are added when the key has fewer than ``MIN_RESIDUALS``).
+   each divided by the difficulty of its run (normalised conformal), scaled by this run's and
+   spanning the straight line's value when the line was continued; below ``MIN_RESIDUALS``
+   other keys' are added (and the key's leave-one-out ones with ``Options.jackknife``, a
+   measured form); with none at all there is no interval.
 
 The same function serves at fetch time (one new run, earlier predictions read from storage) and in
 the backtest (every run in turn).
@@ -33,7 +30,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sparkscope.advisor import conformal
-from sparkscope.advisor.predict import amdahl, candidates, elasticity, forecast, nextrun
+from sparkscope.advisor.predict import (
+    amdahl,
+    candidates,
+    classaware,
+    elasticity,
+    forecast,
+    jackknife,
+    nextrun,
+)
 from sparkscope.advisor.predict.baselines import MODELS as BASELINES
 from sparkscope.advisor.predict.knn import MODELS as KNN
 from sparkscope.advisor.predict.regimes import NEW_KEY, Regime, classify, difficulty
@@ -184,7 +189,7 @@ def predict_run(
         point.predictions[name] = fn(Xt, yt, x)
     if extra:
         point.predictions.update({k: v for k, v in extra.items() if v and v > 0})
-    value = anchored(point.predictions.get(CLASS_MODEL), yt, class_train)
+    value = classaware.anchored(point.predictions.get(CLASS_MODEL), yt, class_train)
     if value is not None:
         point.predictions[ANCHORED_MODEL] = value
     point.forecasts = forecast.candidates(Xt, yt, t[idx])
@@ -200,39 +205,22 @@ def predict_run(
         point.predictions[amdahl.MODEL] = scaled[0]
         default = amdahl.MODEL
     pool = pool_for(pooled, point.regime.kind)
-    _serve(point, recent, level, pool, default, options)
+    loo = jackknife.Lazy(Xt, yt, jackknife.wanted(options, point.regime.kind))
+    _serve(point, recent, level, pool, default, options, loo)
     if scaled is not None and point.model == amdahl.MODEL:
         for other in scaled[1:]:  # the spread of the other keys' shares
             point.alternative = other
-            _widen(point, recent, level, pool)
+            _widen(point, recent, level, pool, loo)
         point.alternative = None
     if point.model in lines.alternative:
         point.alternative = lines.alternative[point.model]
-        _widen(point, recent, level, pool)
+        _widen(point, recent, level, pool, loo)
     for other in lines.spread.get(point.model, ()):  # the elasticity's spread, and straight
         point.alternative = other
-        _widen(point, recent, level, pool)
+        _widen(point, recent, level, pool, loo)
     point.alternative = None
     point.forecast_model = _forecast_model(point, points, y, ok, i)
     return point
-
-
-def anchored(at_run: float | None, yt: Any, class_train: Sequence[float] | None) -> float | None:
-    """The class-aware model anchored on the key's own runs: its duration for the run times the
-    geometric mean of (actual / its duration) over the key's training runs. The key's own runs
-    tell its level (what its work costs on its servers), which similar runs of other keys
-    cannot; the class model tells how the duration moves with the size and the slots between
-    those runs and this one, which one or two runs of its own cannot. None without both."""
-    if at_run is None or at_run <= 0 or class_train is None or len(class_train) != len(yt):
-        return None
-    logs = [
-        math.log(float(a) / float(c))
-        for a, c in zip(yt, class_train, strict=True)
-        if a > 0 and c > 0
-    ]
-    if not logs or len(logs) != len(yt):
-        return None
-    return at_run * math.exp(sum(logs) / len(logs))
 
 
 def anchor_runs(ok: Any, i: int) -> Any:
@@ -253,6 +241,7 @@ def _serve(
     pooled: Sequence[float],
     default: str,
     options: candidates.Options,
+    loo: Callable[[str], Sequence[float]],
 ) -> None:
     same = recent
     if options.regime_select and point.regime.kind != NEW_KEY:
@@ -270,13 +259,18 @@ def _serve(
         model = default if default in point.predictions else next(iter(point.predictions))
     point.model = model
     point.expected = point.predictions[model]
-    point.low, point.high = _interval(
-        point.expected, model, recent, pooled, level, point.difficulty, point.regime.kind
+    low, high = _interval(
+        point.expected, model, recent, pooled, level, point.difficulty, point.regime.kind, loo
     )
+    point.low, point.high = (None, None) if math.isnan(low) else (low, high)
 
 
 def _widen(
-    point: PredictedRun, recent: Sequence[EarlierRun], level: float, pooled: Sequence[float]
+    point: PredictedRun,
+    recent: Sequence[EarlierRun],
+    level: float,
+    pooled: Sequence[float],
+    loo: Callable[[str], Sequence[float]],
 ) -> None:
     """Span the interval of the served line's other form too beyond the range (continued with
     the elasticity its history shows): the two agree inside the range and part outside it, and
@@ -285,8 +279,11 @@ def _widen(
     if other is None or point.expected is None:
         return
     low, high = _interval(
-        other, point.model, recent, pooled, level, point.difficulty, point.regime.kind
+        other, point.model, recent, pooled, level, point.difficulty, point.regime.kind, loo
     )
+    if math.isnan(low):  # no residuals: the spread of the two forms is all there is to read
+        low = high = other
+        point.low, point.high = point.low or point.expected, point.high or point.expected
     point.low = min(point.low if point.low is not None else low, low)
     point.high = max(point.high if point.high is not None else high, high)
 
@@ -330,20 +327,29 @@ def _interval(
     level: float,
     scale: float,
     kind: str = "",
+    loo: Callable[[str], Sequence[float]] | None = None,
 ) -> tuple[float, float]:
     """The split-conformal interval of ``model``'s ``value`` on that model's own residuals among
     ``recent``, each divided by its run's difficulty; the bounds are scaled by this run's
     difficulty ``scale``. For a key past its first runs (``kind`` not new_key) the residuals it
     made as a new key come last: what it missed with two runs says little about its errors with
-    twenty. Below ``MIN_RESIDUALS`` the ``pooled`` ones are added, then those first ones."""
+    twenty. Below ``MIN_RESIDUALS`` the key's own leave-one-out ones (``loo``, per model) are
+    added, then the ``pooled`` ones, then those first ones."""
     own = [s for s in recent if model in s.errors]
     early = kind != NEW_KEY
     first = [s for s in own if early and s.kind == NEW_KEY]
     res = [s.errors[model] / s.difficulty for s in own if not (early and s.kind == NEW_KEY)]
+    before = candidates.OPTIONS.jackknife == "before"
+    if len(res) < conformal.MIN_RESIDUALS and loo is not None and before:
+        res += list(loo(model))
     if len(res) < conformal.MIN_RESIDUALS:
         res += list(pooled)
+    if len(res) < conformal.MIN_RESIDUALS and loo is not None and not before:
+        res += list(loo(model))
     if len(res) < conformal.MIN_RESIDUALS:
         res += [s.errors[model] / s.difficulty for s in first]
+    if not res:  # no spread to read anywhere: no interval (a floor would claim one)
+        return math.nan, math.nan
     return conformal.interval(value, res, level, scale=scale)
 
 

@@ -36,7 +36,8 @@ def test_a_start_up_longer_than_the_run_gives_no_negative_prediction(
     y = np.array([14_056.0 + 100 * i for i in range(n_train + 1)])
     ok = np.ones(n_train + 1, dtype=bool)
     t = np.arange(n_train + 1, dtype=float) * 86_400_000
-    p = rolling.predict_run(X, y, ok, t, n_train, [None] * n_train, 0.8)
+    # Other keys' residuals to borrow (without any, a first prediction has no interval).
+    p = rolling.predict_run(X, y, ok, t, n_train, [None] * n_train, 0.8, {"": [0.05, -0.05] * 4})
     assert p.n_train == n_train
     floor = baselines.FLOOR * float(y[:n_train].min())
     for name, value in p.predictions.items():
