@@ -81,6 +81,8 @@ FORMS: dict[str, dict[str, Any]] = {
         "jackknife_outside": False,
     },
     "leave-one-out residuals after other keys'": {"jackknife": "after"},
+    "the largest miss below the conformal rank": {"small_sample": ""},
+    "Student-t below four residuals": {"small_sample": "student3"},
     "none of these": {
         "work_default": "",
         "envelope": "",

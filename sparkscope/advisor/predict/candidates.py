@@ -101,6 +101,12 @@ class Options:
     jackknife: str = ""
     #: ... for runs outside the range too (their leave-one-out residuals are of runs inside it).
     jackknife_outside: bool = True
+    #: Below the conformal rank (fewer residuals than an interval at the level needs) the
+    #: interval is "student" the Student-t prediction interval on them (adopted by a rule
+    #: written before its figures, docs/dev/models.md), "" the largest miss seen either way
+    #: (it covers n/(n+1) of exchangeable residuals), or "student3" Student's t only below four
+    #: residuals, where no distribution-free interval reaches 80%.
+    small_sample: str = "student"
 
 
 OPTIONS = Options()

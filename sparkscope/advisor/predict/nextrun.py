@@ -62,7 +62,10 @@ def basis(
         fit = LineFit(Xt, yt, SWITCH_ALPHA)
         line = {"kind": SLOT_MODEL if model == SLOT_MODEL else "io_line", **fit.to_json()}
     lo, hi = conformal.quantile_bounds(residuals, level)
-    if not math.isfinite(lo):
+    small = conformal.small_sample_bound(residuals, level, candidates.OPTIONS.small_sample)
+    if not math.isfinite(lo) and small is not None:  # as the served intervals take few residuals
+        lo, hi = -small, small
+    elif not math.isfinite(lo):
         lo, hi = min(residuals, default=0.0), max(residuals, default=0.0)
     cols = list(SIZE_COLUMNS)
     return {

@@ -350,7 +350,8 @@ def _interval(
         res += [s.errors[model] / s.difficulty for s in first]
     if not res:  # no spread to read anywhere: no interval (a floor would claim one)
         return math.nan, math.nan
-    return conformal.interval(value, res, level, scale=scale)
+    small = candidates.OPTIONS.small_sample
+    return conformal.interval(value, res, level, scale=scale, small=small)
 
 
 def next_forecast(

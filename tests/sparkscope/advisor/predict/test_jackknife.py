@@ -79,13 +79,15 @@ def test_a_steady_key_no_longer_borrows_a_noisy_keys_spread() -> None:
 
 def test_a_new_key_on_a_fresh_server_gets_its_own_spread_not_the_floor() -> None:
     runs = [500_000.0, 650_000.0, 560_000.0]  # runs 30% apart, nothing else on the server
-    lo, hi = _interval(runs, [], jackknife="")
+    # Few residuals read as the largest miss (with Student's t, more residuals can narrow it).
+    lo, hi = _interval(runs, [], jackknife="", small_sample="")
     # Without: the one or two misses its own predictions made so far.
-    lo_j, hi_j = _interval(runs, [], jackknife="before")
+    lo_j, hi_j = _interval(runs, [], jackknife="before", small_sample="")
     assert hi_j >= hi and lo_j <= lo
     assert hi_j > 1.1 and lo_j < 0.9  # the spread its runs show, far from a +-2% floor
     # Nothing else on the server: after the pool is the same as before it.
-    assert _interval(runs, [], jackknife="after") == pytest.approx((lo_j, hi_j))
+    after = _interval(runs, [], jackknife="after", small_sample="")
+    assert after == pytest.approx((lo_j, hi_j))
 
 
 def test_the_first_prediction_on_an_empty_server_claims_no_interval() -> None:

@@ -223,3 +223,21 @@ def test_beyond_twice_the_range_the_work_line_is_the_default() -> None:
     near, near_off = served(1.5, 2.0), served(1.5, 0.0)
     assert near.regime.ratio < 2 and near.model == near_off.model
     assert (near.expected, near.low, near.high) == (near_off.expected, near_off.low, near_off.high)
+
+
+def test_the_stored_basis_reads_few_residuals_as_the_served_intervals_do() -> None:
+    s = np.linspace(1e8, 4e8, 10)
+    X = rows(list(s), startup_ms=[3000.0] * 10)
+    y = X[:, STARTUP] + 2000 + 3e-5 * s
+    from sparkscope.advisor import conformal
+    from sparkscope.advisor.predict.nextrun import basis
+
+    few = [0.05, -0.02, 0.03]  # too few for the conformal rank at 80%
+    stored = basis(X, y, "io_line", few, 0.8, 5)
+    assert stored is not None
+    bound = conformal.small_sample_bound(few, 0.8, "student")
+    assert bound is not None and bound > 0.05  # wider than the largest miss of three
+    assert stored["quantiles"] == pytest.approx([-bound, bound])
+    with prediction_options(small_sample=""):
+        plain = basis(X, y, "io_line", few, 0.8, 5)
+    assert plain is not None and plain["quantiles"] == pytest.approx([-0.02, 0.05])
