@@ -77,8 +77,10 @@ class Options:
     #: serves it where the work line has no first-principle term (one earlier run, or runs whose
     #: counts do not differ); "few" and "mean" did no better on the synthetic fleets.
     rounds_timeline: str = "one"
-    #: In that prior a round's cost grows with the size read (each round a pass over the data).
-    rounds_timeline_sized: bool = True
+    #: In that prior a round's cost grows with the size read (each round a pass over the data);
+    #: False: a round costs what the training run's round did, at any size (real loops' rounds
+    #: are mostly per-job overhead; held-out draws 1-5, docs/dev/models.md).
+    rounds_timeline_sized: bool = False
     #: Beyond the range of sizes, the lines of a key whose own range is narrow continue with
     #: their variable part bent by the size elasticity of the server's other keys
     #: (``elasticity``), the interval spanning the spread and the straight value: "" off,

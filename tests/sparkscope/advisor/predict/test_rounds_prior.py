@@ -162,7 +162,29 @@ def test_the_next_run_at_a_size_asked_for_uses_the_prior_that_served(timeline_on
     X = _runs([10])
     stored = json.loads(json.dumps(basis(X, _duration(X), "work_line", [0.05, -0.05] * 5, 0.8, 5)))
     assert rounds_prior.TERM in stored["line"]
-    # 10 rounds at twice the input: each round a pass over twice the data.
+    # 10 rounds at twice the input: by default a round costs what the training run's did.
     assert at_size(stored, input_bytes=8e8)["expected_ms"] == pytest.approx(
+        3_000 + 5_000 + 2_000 * 10, rel=1e-6
+    )
+    with prediction_options(rounds_timeline="one", rounds_timeline_sized=True):
+        sized = json.loads(
+            json.dumps(basis(X, _duration(X), "work_line", [0.05, -0.05] * 5, 0.8, 5))
+        )
+    # sized: each round a pass over twice the data
+    assert at_size(sized, input_bytes=8e8)["expected_ms"] == pytest.approx(
         3_000 + 5_000 + 2_000 * 10 * 2, rel=1e-6
     )
+
+
+def test_by_default_a_larger_second_run_is_predicted_at_the_first_runs_round_cost(
+    timeline_on: None,
+) -> None:
+    # The first run: 10 rounds of 2 s at 4e8 bytes. The second reads twice as much in 20 rounds
+    # whose cost, as in real loops dominated by per-job overhead, did not grow.
+    X = _runs([10, 20], sizes=[4e8, 8e8])
+    X[:, ROUND] = 2_000
+    y = X[:, STARTUP] + 5_000 + 2_000 * X[:, ITERS]
+    assert _predict(X, y).expected == pytest.approx(y[-1], rel=1e-6)
+    with prediction_options(rounds_timeline="one", rounds_timeline_sized=True):
+        sized = _predict(X, y).expected
+    assert sized == pytest.approx(3_000 + 5_000 + 2_000 * 20 * 2, rel=1e-6)
