@@ -22,9 +22,9 @@ The runs of a draw come from its fixed seed; draw 1 was scored once before draw 
 draw 3 was written before the interval change it judges, draw 4 (draw 1's recurring script and
 draw 2's iterative one, other sizes, a seed of its own) after the next one was adopted and before
 it was measured there, draw 5 (draw 2's recurring script, draw 1's iterative one) with the rule
-of the next choice, before it was measured; nothing in the model reads any. The logs are kept in ``--out`` (default
-``~/.cache/sparkscope-heldout/draw-N``) and made again only with ``--regenerate``: a run takes
-10-40 s, a draw about ten minutes.
+of the next choice, before it was measured; nothing in the model reads any. The logs are kept in
+``--out`` (default ``~/.cache/sparkscope-heldout/draw-N``) and made again only with
+``--regenerate``: a run takes 10-50 s, a draw about ten minutes.
 
     python -m benchmarks.heldout_spark [--draw N] [--out DIR] [--regenerate]
 """

@@ -142,7 +142,9 @@ def line_candidates(
 
     fit = LineFit(Xt, yt, alpha)
     work = workline.fit(Xt, yt, rounds=options.rounds)
-    work = rounds_prior.serve(work, Xt, yt, options.rounds_timeline, options.rounds_timeline_sized)
+    work = rounds_prior.serve(
+        work, Xt, yt, options.rounds_timeline, sized=options.rounds_timeline_sized
+    )
     evaluators = {
         IO_MODEL: lambda R: fit.at(R)[0],
         SLOT_MODEL: lambda R: fit.at(R)[1],

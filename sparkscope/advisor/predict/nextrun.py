@@ -54,7 +54,7 @@ def basis(
         work = workline.fit(Xt, yt, rounds=options.rounds)
         line: dict[str, Any] = {"kind": WORK_MODEL, **work.to_json()}
         served = rounds_prior.serve(
-            work, Xt, yt, options.rounds_timeline, options.rounds_timeline_sized
+            work, Xt, yt, options.rounds_timeline, sized=options.rounds_timeline_sized
         )
         if isinstance(served, rounds_prior.RoundsLine):  # what served the key's latest run
             line[rounds_prior.TERM] = served.to_json()

@@ -86,10 +86,10 @@ class RoundsLine:
         return np.maximum(value, workline.FLOOR * self.y_min)
 
 
-def fit(Xt: Any, yt: Any, sized: bool = True) -> RoundsLine | None:
+def fit(Xt: Any, yt: Any, *, sized: bool) -> RoundsLine | None:
     """The prior of the training runs ``Xt``, ``yt`` (one to ``MAX_RUNS`` runs, every one with
     rounds and a measured round time); None otherwise. ``sized``: a round's cost grows with the
-    size read (else it is the same at every size)."""
+    size read (else it is the same at every size; ``candidates.Options.rounds_timeline_sized``)."""
     import numpy as np
 
     n = len(yt)
@@ -123,12 +123,12 @@ class _Mean:
         return np.sqrt(np.maximum(self.a.at(rows), 1e-9) * np.maximum(self.b.at(rows), 1e-9))
 
 
-def serve(work: Any, Xt: Any, yt: Any, form: str, sized: bool = True) -> Any:
+def serve(work: Any, Xt: Any, yt: Any, form: str, *, sized: bool) -> Any:
     """The line that stands for the work line of the training runs ``Xt``, ``yt`` under the
     form ``form`` (see ``FORMS``): ``work`` itself, the prior, or both's mean."""
     if not form:
         return work
-    prior = fit(Xt, yt, sized)
+    prior = fit(Xt, yt, sized=sized)
     if prior is None:
         return work
     if form == "one":

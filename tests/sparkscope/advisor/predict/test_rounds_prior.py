@@ -78,7 +78,7 @@ def test_the_predicted_runs_own_round_time_is_never_read(timeline_on: None) -> N
 
 def test_the_round_cost_grows_with_the_size_read() -> None:
     X = _runs([10, 10], sizes=[4e8, 8e8])
-    line = rounds_prior.fit(X[:1], _duration(X[:1]))
+    line = rounds_prior.fit(X[:1], _duration(X[:1]), sized=True)
     assert line is not None
     assert line.at(X[1])[0] == pytest.approx(3_000 + 5_000 + 2_000 * 10 * 2, rel=1e-9)
 
@@ -87,7 +87,7 @@ def test_two_or_three_runs_take_the_median_of_their_own_costs() -> None:
     X = _runs([4, 8, 12])
     y = _duration(X)
     y[1] *= 1.5  # one noisy run does not move the medians
-    line = rounds_prior.fit(X, y)
+    line = rounds_prior.fit(X, y, sized=True)
     assert line is not None
     assert line.fixed == pytest.approx(5_000)
     assert line.per_round * 4e8 == pytest.approx(2_000)
@@ -96,15 +96,15 @@ def test_two_or_three_runs_take_the_median_of_their_own_costs() -> None:
 def test_no_prior_without_rounds_or_their_times_or_beyond_three_runs() -> None:
     X = _runs([10, 20])
     y = _duration(X)
-    assert rounds_prior.fit(X[:4], y[:4]) is not None
+    assert rounds_prior.fit(X[:4], y[:4], sized=False) is not None
     no_time = X.copy()
     no_time[0, ROUND] = 0.0  # a run fetched before the round time was kept
-    assert rounds_prior.fit(no_time, y) is None
+    assert rounds_prior.fit(no_time, y, sized=False) is None
     no_rounds = X.copy()
     no_rounds[:, ITERS] = 0.0
-    assert rounds_prior.fit(no_rounds, y) is None
+    assert rounds_prior.fit(no_rounds, y, sized=False) is None
     many = _runs([4, 5, 6, 7])
-    assert rounds_prior.fit(many, _duration(many)) is None
+    assert rounds_prior.fit(many, _duration(many), sized=False) is None
 
 
 def test_a_key_without_iterations_is_predicted_as_without_the_switch() -> None:
@@ -160,16 +160,19 @@ def test_the_next_run_at_a_size_asked_for_uses_the_prior_that_served(timeline_on
     from sparkscope.advisor.predict.nextrun import at_size, basis
 
     X = _runs([10])
-    stored = json.loads(json.dumps(basis(X, _duration(X), "work_line", [0.05, -0.05] * 5, 0.8, 5)))
+
+    def stored_basis() -> dict[str, object]:
+        residuals = [0.05, -0.05] * 5
+        return json.loads(json.dumps(basis(X, _duration(X), "work_line", residuals, 0.8, 5)))
+
+    stored = stored_basis()
     assert rounds_prior.TERM in stored["line"]
     # 10 rounds at twice the input: by default a round costs what the training run's did.
     assert at_size(stored, input_bytes=8e8)["expected_ms"] == pytest.approx(
         3_000 + 5_000 + 2_000 * 10, rel=1e-6
     )
     with prediction_options(rounds_timeline="one", rounds_timeline_sized=True):
-        sized = json.loads(
-            json.dumps(basis(X, _duration(X), "work_line", [0.05, -0.05] * 5, 0.8, 5))
-        )
+        sized = stored_basis()
     # sized: each round a pass over twice the data
     assert at_size(sized, input_bytes=8e8)["expected_ms"] == pytest.approx(
         3_000 + 5_000 + 2_000 * 10 * 2, rel=1e-6
