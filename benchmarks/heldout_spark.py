@@ -22,7 +22,8 @@ The runs of a draw come from its fixed seed; draw 1 was scored once before draw 
 draw 3 was written before the interval change it judges, draw 4 (draw 1's recurring script and
 draw 2's iterative one, other sizes, a seed of its own) after the next one was adopted and before
 it was measured there, draw 5 (draw 2's recurring script, draw 1's iterative one) with the rule
-of the next choice, before it was measured; nothing in the model reads any. The logs are kept in
+of the next choice, before it was measured, draw 6 (draw 3's scripts, other sizes) after that
+choice, to confirm the adopted form on runs nothing was chosen on; nothing in the model reads any. The logs are kept in
 ``--out`` (default ``~/.cache/sparkscope-heldout/draw-N``) and made again only with
 ``--regenerate``: a run takes 10-50 s, a draw about ten minutes.
 
@@ -113,6 +114,14 @@ DRAWS = {
         App("report", REPORT, "events", 1_000_000),
         (3.1, 3.5, 3.9, 4.4),
         App("labels", LABELS, "edges", 500_000),
+    ),
+    # Draw 3's two scripts again, other base sizes and a seed of its own: written after the flat
+    # rounds' prior was adopted, with no form waiting on it (a confirmation of the adopted one).
+    6: Draw(
+        SEED + 5,
+        App("sessions", SESSIONS, "events", 1_300_000),
+        (3.0, 3.4, 3.9, 4.6),
+        App("gradient", GRADIENT, "points", 1_500_000),
     ),
 }
 
