@@ -14,6 +14,8 @@ Each one can be run alone with its own options:
                                               not run here: tens of minutes)
   python -m benchmarks.heldout_spark --help   the duration model on new real Spark applications, made here
                                               with spark-submit (not run here: about ten minutes)
+  python -m benchmarks.heldout_floor --help   the held-out draws' error beside a line fitted on every run
+                                              (not run here: needs heldout_spark's logs)
 """
 
 from __future__ import annotations

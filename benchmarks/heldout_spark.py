@@ -226,11 +226,11 @@ def generate(draw: Draw, out: Path) -> None:
     logs.mkdir()
     for i, (r, item) in enumerate(zip(runs, spec, strict=True)):
         script = scripts / f"{r.app}.py"
-        args = [
+        args: list[str] = [
             "--day",
             r.day.isoformat(),
             "--input",
-            item["path"],
+            str(item["path"]),
             "--out",
             str(out / "outputs" / f"{i}"),
         ]

@@ -95,8 +95,9 @@ FORMS: dict[str, dict[str, Any]] = {
 }
 
 
-def corpus_runs(folder: Path, workdir: Path) -> list[Run]:
-    """The runs of a recorded corpus, fetched with `sparkscope fetch --url` into SQLite."""
+def corpus_runs(folder: Path, workdir: Path, source: str = "--url") -> list[Run]:
+    """The runs of a recorded corpus, fetched with `sparkscope fetch --url` (or ``source``,
+    e.g. ``--event-logs`` for a folder of event logs) into SQLite."""
     from click.testing import CliRunner
     from sqlalchemy import select
 
@@ -109,7 +110,7 @@ def corpus_runs(folder: Path, workdir: Path) -> list[Run]:
     config = workdir / "none.yaml"
     config.write_text("predictions: {}\n")
     env = {"SPARKSCOPE_DATABASE_URL": url, "SPARKSCOPE_CONFIG": str(config)}
-    result = CliRunner().invoke(cli, ["fetch", "--url", str(folder)], env=env)
+    result = CliRunner().invoke(cli, ["fetch", source, str(folder)], env=env)
     if result.exit_code != 0:
         raise SystemExit(result.output)
     with make_sessionmaker(make_engine(url))() as s:

@@ -1,0 +1,103 @@
+"""How close the duration model comes, on the held-out draws, to a line that has seen every run.
+
+Per key of each draw of :mod:`benchmarks.heldout_spark`, a least-squares line on the logs of the
+size read, the task slots and the iterations (those that vary in the key's runs) is fitted on all
+of the key's successful runs, the later and larger ones included, and scored on the runs the
+backtest's "overall" cell scores (those with at least ``NEW_KEY_RUNS`` earlier runs). No model
+that predicts a run from the runs before it sees that much, so the line's error is what the
+runs' own noise leaves: a floor for lines of these features, not a bound for every model. Beside
+it the model's rolling-origin MAPE on the same runs and the last run's (naive) error.
+
+    python -m benchmarks.heldout_floor [--draws 1,2,3] [--root DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks.model_eval import LEVEL, Run, corpus_runs
+from sparkscope.advisor.predict.features import NUMERIC
+from sparkscope.advisor.predict.rolling import NEW_KEY_RUNS
+
+LINE_FEATURES = ("input_bytes", "cores", "iterations")
+
+
+def floor_errors(runs: Sequence[Run], skip: int = NEW_KEY_RUNS) -> dict[str, list[float]]:
+    """Per key: the absolute percentage errors of the in-sample line on its runs after the first
+    ``skip`` successful ones (start order)."""
+    import numpy as np
+
+    by_key: dict[str, list[Run]] = {}
+    for r in sorted(runs, key=lambda r: r.start_ms):
+        if r.ok and r.duration_ms:
+            by_key.setdefault(r.key, []).append(r)
+    cols = [NUMERIC.index(n) for n in LINE_FEATURES]
+    out: dict[str, list[float]] = {}
+    for key, rs in by_key.items():
+        if len(rs) <= skip:
+            continue
+        X = np.array([r.vector for r in rs], dtype=float)
+        y = np.log([float(r.duration_ms or 0) for r in rs])
+        use = [c for c in cols if X[:, c].min() > 0 and X[:, c].max() > 1.0001 * X[:, c].min()]
+        A = np.column_stack([np.ones(len(y)), *(np.log(X[:, c]) for c in use)])
+        coef, *_ = np.linalg.lstsq(A, y, rcond=None)
+        out[key] = [float(e) for e in np.abs(np.exp(A @ coef - y) - 1.0)[skip:]]
+    return out
+
+
+def last_run_errors(runs: Sequence[Run], skip: int = NEW_KEY_RUNS) -> list[float]:
+    """The naive forecast (the previous successful run's duration) on the same runs."""
+    by_key: dict[str, list[float]] = {}
+    for r in sorted(runs, key=lambda r: r.start_ms):
+        if r.ok and r.duration_ms:
+            by_key.setdefault(r.key, []).append(float(r.duration_ms))
+    return [abs(ys[i - 1] / ys[i] - 1.0) for ys in by_key.values() for i in range(skip, len(ys))]
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else float("nan")
+
+
+def main(argv: list[str] | None = None) -> int:
+    from benchmarks.heldout_spark import DRAWS
+    from sparkscope.advisor.predict.backtest import metrics, run_backtest
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--draws", default=",".join(str(d) for d in sorted(DRAWS)))
+    ap.add_argument("--root", type=Path, default=Path.home() / ".cache" / "sparkscope-heldout")
+    args = ap.parse_args(argv)
+    pooled: dict[str, list[Any]] = {"model": [], "floor": [], "last": []}
+    print("| draw | runs | model (rolling origin) | in-sample line | last run |")
+    print("|---|---:|---:|---:|---:|")
+    draws = [int(x) for x in args.draws.split(",") if x]
+    if unknown := sorted(set(draws) - set(DRAWS)):
+        ap.error(f"no draw {unknown[0]}: the draws are {', '.join(str(d) for d in sorted(DRAWS))}")
+    for d in draws:
+        logs = args.root / f"draw-{d}" / "logs"
+        if not logs.is_dir():
+            print(f"| {d} | no logs in {logs}: python -m benchmarks.heldout_spark --draw {d} |")
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            runs = corpus_runs(logs, Path(tmp), "--event-logs")
+        m = metrics(run_backtest(runs, LEVEL, True).values(), LEVEL, NEW_KEY_RUNS)
+        floor = [e for es in floor_errors(runs).values() for e in es]
+        last = last_run_errors(runs)
+        pooled["model"].append((m.mape or 0.0, m.n))
+        pooled["floor"] += floor
+        pooled["last"] += last
+        print(f"| {d} | {m.n} | {100 * (m.mape or 0):.1f}% | {100 * _mean(floor):.1f}% | "
+              f"{100 * _mean(last):.1f}% |", flush=True)  # fmt: skip
+    n = sum(k for _, k in pooled["model"])
+    if n:
+        model = sum(v * k for v, k in pooled["model"]) / n
+        print(f"| pooled | {n} | {100 * model:.1f}% | {100 * _mean(pooled['floor']):.1f}% | "
+              f"{100 * _mean(pooled['last']):.1f}% |")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
