@@ -6,7 +6,7 @@ of the key's successful runs, the later and larger ones included, and scored on 
 backtest's "overall" cell scores (those with at least ``NEW_KEY_RUNS`` earlier runs). No model
 that predicts a run from the runs before it sees that much, so the line's error is what the
 runs' own noise leaves: a floor for lines of these features, not a bound for every model. Beside
-it the model's rolling-origin MAPE on the same runs and the last run's (naive) error.
+it the model's rolling-origin MAPE on the same runs and the error of its ``last_run`` baseline.
 
     python -m benchmarks.heldout_floor [--draws 1,2,3] [--root DIR]
 """
@@ -49,22 +49,13 @@ def floor_errors(runs: Sequence[Run], skip: int = NEW_KEY_RUNS) -> dict[str, lis
     return out
 
 
-def last_run_errors(runs: Sequence[Run], skip: int = NEW_KEY_RUNS) -> list[float]:
-    """The naive forecast (the previous successful run's duration) on the same runs."""
-    by_key: dict[str, list[float]] = {}
-    for r in sorted(runs, key=lambda r: r.start_ms):
-        if r.ok and r.duration_ms:
-            by_key.setdefault(r.key, []).append(float(r.duration_ms))
-    return [abs(ys[i - 1] / ys[i] - 1.0) for ys in by_key.values() for i in range(skip, len(ys))]
-
-
 def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else float("nan")
 
 
 def main(argv: list[str] | None = None) -> int:
     from benchmarks.heldout_spark import DRAWS
-    from sparkscope.advisor.predict.backtest import metrics, run_backtest
+    from sparkscope.advisor.predict.backtest import run_backtest, score, scored_runs
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--draws", default=",".join(str(d) for d in sorted(DRAWS)))
@@ -83,9 +74,10 @@ def main(argv: list[str] | None = None) -> int:
             continue
         with tempfile.TemporaryDirectory() as tmp:
             runs = corpus_runs(logs, Path(tmp), "--event-logs")
-        m = metrics(run_backtest(runs, LEVEL, True).values(), LEVEL, NEW_KEY_RUNS)
+        scored = scored_runs(run_backtest(runs, LEVEL, True).values(), NEW_KEY_RUNS)
+        m = score(scored, LEVEL)
         floor = [e for es in floor_errors(runs).values() for e in es]
-        last = last_run_errors(runs)
+        last = [abs(p.predictions["last_run"] / y - 1.0) for y, p, _f in scored]
         pooled["model"].append((m.mape or 0.0, m.n))
         pooled["floor"] += floor
         pooled["last"] += last
