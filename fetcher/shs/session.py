@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import http.cookiejar
 import os
+import re
 import urllib.request
 from dataclasses import dataclass
 from typing import Any
@@ -30,9 +31,12 @@ from urllib3 import BaseHTTPResponse, PoolManager, ProxyManager, Timeout
 from urllib3.util import make_headers
 from urllib3.util.retry import Retry
 
+from fetcher.shs.keepalive import Answer, BodyBroken, KeptAlive
 from fetcher.shs.transport import DeadlineHTTPPool, DeadlineHTTPSPool
 
 MAX_REDIRECTS = 30
+#: a target the kept-alive path sends as it is: printable ASCII, no space (urllib3 encodes others)
+_SAFE_TARGET = re.compile(r"[!-~]*\Z")
 REDIRECTS = (301, 302, 303, 307, 308)
 
 
@@ -98,6 +102,14 @@ class ServerSession:
         self._pool = None if self._proxy else self.manager.connection_from_url(self.root)
         self._origin = _origin(self.root)
         self._path = urlsplit(self.root).path
+        self._kept = (
+            None
+            if self._pool is None
+            else KeptAlive(
+                self._pool, self._path, urlsplit(self.root).netloc, self.headers,
+                self.timeout.read_timeout,
+            )
+        )  # fmt: skip
 
     @staticmethod
     def _manager(proxy: str | None, size: int, tls: dict[str, Any]) -> PoolManager:
@@ -116,15 +128,24 @@ class ServerSession:
         """GET ``target`` (the path and query under the API root, already encoded)."""
         url = f"{self.root}/{target}"
         headers = self.headers
+        resp: BaseHTTPResponse | None = None
         if len(self.cookies):
             headers = self._with_cookies(url, headers)
-        if self._pool is not None:
-            resp = self._pool.urlopen(
-                "GET", f"{self._path}/{target}", headers=headers, retries=self.retry,
-                redirect=False, timeout=self.timeout, preload_content=False,
-                assert_same_host=False,
-            )  # fmt: skip
-        else:
+        elif self._kept is not None and _SAFE_TARGET.match(target):
+            try:
+                got = self._kept.get(target, self.retry, self._urlopen_path)
+            except BodyBroken as exc:
+                cause = exc.__cause__
+                raise BodyError(f"body cut short: {type(cause).__name__}") from cause
+            if isinstance(got, Answer):
+                if got.plain():
+                    return Reply(got.status, url, got.body, 0)
+                resp = got.as_response(f"{self._path}/{target}", self.retry)
+            elif got is not None:
+                resp = got
+        if resp is None and self._pool is not None:
+            resp = self._urlopen_path(f"{self._path}/{target}", self.retry, headers)
+        elif resp is None:
             resp = self._open(url, headers)
         hops = 0
         while resp.status in REDIRECTS and resp.headers.get("Location"):
@@ -143,6 +164,15 @@ class ServerSession:
             resp = self._open(url, headers)
         self._keep_cookies(url, resp)
         return Reply(resp.status, url, _read(resp), _retries(resp))
+
+    def _urlopen_path(
+        self, path: str, retry: Retry, headers: dict[str, str] | None = None
+    ) -> BaseHTTPResponse:
+        assert self._pool is not None
+        return self._pool.urlopen(
+            "GET", path, headers=self.headers if headers is None else headers, retries=retry,
+            redirect=False, timeout=self.timeout, preload_content=False, assert_same_host=False,
+        )  # fmt: skip
 
     def _open(self, url: str, headers: dict[str, str]) -> BaseHTTPResponse:
         return self.manager.urlopen(

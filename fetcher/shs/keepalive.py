@@ -1,0 +1,290 @@
+"""GETs on a kept-alive connection, written and read on its socket directly.
+
+Most of a fetch's requests go to a connection the server keeps open (Jetty does, as every
+HTTP/1.1 server). For those, urllib3's request path and ``http.client``'s response parser (which
+reads the headers through the ``email`` package) cost about three times what the exchange itself
+costs. :class:`KeptAlive` writes the request line and the session's headers (built once) on the
+socket and reads the status line, the headers and a ``Content-Length``, chunked or
+close-delimited body itself.
+
+Everything else stays urllib3's, with the same outcome as a request through ``urlopen``:
+
+- no open connection in the pool (the first request of a thread, or after one was dropped):
+  the request goes through ``urlopen``, which opens one;
+- an answer that breaks off before its headers, or a read timeout then: the connection is
+  dropped and the attempt counted on the session's :class:`urllib3.util.retry.Retry` as urllib3
+  counts it (``ProtocolError`` / ``ReadTimeoutError``), then the request goes on through
+  ``urlopen`` with the retries that are left;
+- a status the retry policy retries (429, 5xx): counted and slept on likewise, then ``urlopen``;
+- a body that breaks off: :class:`fetcher.shs.session.BodyError`, caused by the urllib3 error a
+  body read would have raised;
+- a redirect, a cookie, a compressed body: the answer is handed over as a urllib3
+  ``HTTPResponse`` over the bytes read, so the session follows, keeps and decodes it as before.
+"""
+
+from __future__ import annotations
+
+import io
+import socket
+import sys
+from typing import Any
+
+from urllib3 import HTTPHeaderDict, HTTPResponse
+from urllib3.connectionpool import HTTPConnectionPool
+from urllib3.exceptions import MaxRetryError, ProtocolError, ReadTimeoutError
+from urllib3.util.retry import Retry
+
+RECV = 65536
+MAX_HEAD = 65536  # bytes of status line and headers; a longer head is not HTTP we expect
+PLAIN = ("", "identity")
+
+
+class Malformed(Exception):
+    """What came back is not an HTTP/1.x answer we can read."""
+
+
+class BodyBroken(Exception):
+    """The body stopped before its end (the cause says why)."""
+
+
+class Answer:
+    """A status, the headers as received and the raw (still encoded) body."""
+
+    __slots__ = ("status", "headers", "body", "keep_alive")
+
+    def __init__(self, status: int, headers: list[tuple[str, str]], body: bytes, keep: bool):
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.keep_alive = keep
+
+    def header(self, name: str) -> str | None:
+        """The last value of a header (names compared without case)."""
+        for key, value in reversed(self.headers):
+            if key.lower() == name:
+                return value
+        return None
+
+    def plain(self) -> bool:
+        """True when the session needs nothing from the headers: not a redirect, no cookie,
+        an uncompressed body."""
+        for key, value in self.headers:
+            low = key.lower()
+            if low in ("location", "set-cookie", "set-cookie2"):
+                return False
+            if low == "content-encoding" and value.strip().lower() not in PLAIN:
+                return False
+        return True
+
+    def as_response(self, url: str, retries: Retry) -> HTTPResponse:
+        """The answer as urllib3 would have returned it (its body read from memory)."""
+        return HTTPResponse(
+            body=io.BytesIO(self.body),
+            headers=HTTPHeaderDict(self.headers),
+            status=self.status,
+            preload_content=False,
+            decode_content=True,
+            request_url=url,
+            retries=retries,
+        )
+
+
+class KeptAlive:
+    """The GETs of one session to one pool (no proxy), on connections the server kept open."""
+
+    def __init__(
+        self,
+        pool: HTTPConnectionPool,
+        base_path: str,
+        host: str,
+        headers: dict[str, str],
+        read_timeout: float | None,
+    ) -> None:
+        self.pool = pool
+        self.base_path = base_path
+        lines = [f"Host: {host}"] + [f"{k}: {v}" for k, v in headers.items()]
+        self._head_tail = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+        self.read_timeout = read_timeout
+
+    def get(self, target: str, retry: Retry, urlopen: Any) -> Answer | HTTPResponse | None:
+        """GET ``target`` on an open pooled connection: the answer, a response (after retries
+        through ``urlopen(path, retries)``), or None when no open connection was pooled (then
+        nothing was sent)."""
+        path = f"{self.base_path}/{target}"
+        conn = self.pool._get_conn()
+        sock: socket.socket | None = getattr(conn, "sock", None)
+        if sock is None:
+            self.pool._put_conn(conn)
+            return None
+        try:
+            sock.settimeout(self.read_timeout)
+            sock.sendall(b"GET " + path.encode("ascii") + b" HTTP/1.1\r\n" + self._head_tail)
+            answer = _read_answer(sock)
+        except (OSError, Malformed) as exc:
+            conn.close()
+            self.pool._put_conn(None)
+            if isinstance(exc, TimeoutError | socket.timeout):
+                error: Exception = ReadTimeoutError(
+                    self.pool, path, f"Read timed out. (read timeout={self.read_timeout})"
+                )
+            else:
+                error = ProtocolError("Connection aborted.", exc)
+            retry = retry.increment("GET", path, error=error, _pool=self.pool,
+                                    _stacktrace=sys.exc_info()[2])  # fmt: skip
+            retry.sleep()
+            return urlopen(path, retry)  # type: ignore[no-any-return]
+        except BodyBroken:
+            conn.close()
+            self.pool._put_conn(None)
+            raise
+        if answer.keep_alive:
+            self.pool._put_conn(conn)
+        else:
+            conn.close()
+            self.pool._put_conn(None)
+        has_retry_after = answer.header("retry-after") is not None
+        if retry.is_retry("GET", answer.status, has_retry_after):
+            response = answer.as_response(path, retry)
+            try:
+                retry = retry.increment("GET", path, response=response, _pool=self.pool)
+            except MaxRetryError:
+                if retry.raise_on_status:
+                    raise
+                return response
+            retry.sleep(response)
+            return urlopen(path, retry)  # type: ignore[no-any-return]
+        return answer
+
+
+def _read_answer(sock: socket.socket) -> Answer:
+    """One answer from ``sock``: OSError or Malformed before its headers are whole, BodyBroken
+    (caused by the urllib3 error) after."""
+    buf = b""
+    while True:
+        end = buf.find(b"\r\n\r\n")
+        if end >= 0:
+            break
+        if len(buf) > MAX_HEAD:
+            raise Malformed("headers too long")
+        chunk = sock.recv(RECV)
+        if not chunk:
+            raise Malformed("connection closed before the answer's headers")
+        buf += chunk
+    lines = buf[:end].decode("latin-1").split("\r\n")
+    status_line = lines[0].split(" ", 2)
+    if len(status_line) < 2 or not status_line[0].startswith("HTTP/1.") or len(status_line[1]) != 3:
+        raise Malformed(f"not an HTTP/1.x status line: {lines[0][:40]!r}")
+    try:
+        status = int(status_line[1])
+    except ValueError:
+        raise Malformed(f"not an HTTP/1.x status line: {lines[0][:40]!r}") from None
+    if status < 200:
+        raise Malformed(f"unexpected interim answer {status}")
+    headers: list[tuple[str, str]] = []
+    length: int | None = None
+    chunked = False
+    keep = status_line[0] != "HTTP/1.0"
+    for line in lines[1:]:
+        name, sep, value = line.partition(":")
+        if not sep:
+            raise Malformed(f"not a header line: {line[:40]!r}")
+        value = value.strip()
+        headers.append((name.strip(), value))
+        low = name.strip().lower()
+        if low == "content-length":
+            try:
+                length = int(value)
+            except ValueError:
+                raise Malformed(f"bad Content-Length {value[:20]!r}") from None
+        elif low == "transfer-encoding":
+            chunked = value.lower() == "chunked"
+            if not chunked:
+                raise Malformed(f"transfer encoding {value[:20]!r}")
+        elif low == "connection":
+            keep = "close" not in value.lower() and (keep or "keep-alive" in value.lower())
+    rest = buf[end + 4 :]
+    try:
+        if status in (204, 304):
+            body = b""
+        elif chunked:
+            body = _chunked(sock, rest)
+        elif length is not None:
+            body = _exactly(sock, rest, length)
+        else:
+            body, keep = _until_closed(sock, rest), False
+    except (OSError, Malformed) as exc:
+        if isinstance(exc, TimeoutError | socket.timeout):
+            cause: Exception = ReadTimeoutError(None, "", "Read timed out.")  # type: ignore[arg-type]
+        else:
+            cause = ProtocolError(f"Connection broken: {exc!r}", exc)
+        raise BodyBroken() from cause
+    return Answer(status, headers, body, keep)
+
+
+def _exactly(sock: socket.socket, have: bytes, length: int) -> bytes:
+    if len(have) >= length:
+        return have[:length]
+    body = bytearray(length)
+    view = memoryview(body)
+    view[: len(have)] = have
+    got = len(have)
+    while got < length:
+        n = sock.recv_into(view[got:])
+        if not n:
+            raise Malformed(f"IncompleteRead({got} bytes read, {length - got} more expected)")
+        got += n
+    return bytes(body)
+
+
+def _until_closed(sock: socket.socket, have: bytes) -> bytes:
+    parts = [have]
+    while True:
+        chunk = sock.recv(RECV)
+        if not chunk:
+            return b"".join(parts)
+        parts.append(chunk)
+
+
+def _chunked(sock: socket.socket, have: bytes) -> bytes:
+    buf = bytearray(have)
+    pos = 0
+    parts: list[bytes] = []
+
+    def need(n: int) -> None:
+        while len(buf) - pos < n:
+            chunk = sock.recv(RECV)
+            if not chunk:
+                raise Malformed("chunked body ended early")
+            buf.extend(chunk)
+
+    def line() -> bytes:
+        nonlocal pos
+        while True:
+            end = buf.find(b"\r\n", pos)
+            if end >= 0:
+                out = bytes(buf[pos:end])
+                pos = end + 2
+                return out
+            if len(buf) - pos > MAX_HEAD:
+                raise Malformed("chunk size line too long")
+            chunk = sock.recv(RECV)
+            if not chunk:
+                raise Malformed("chunked body ended early")
+            buf.extend(chunk)
+
+    while True:
+        size_text = line().split(b";", 1)[0].strip()
+        try:
+            size = int(size_text, 16)
+        except ValueError:
+            raise Malformed(f"bad chunk size {size_text[:20]!r}") from None
+        if size == 0:
+            while line():  # trailers, up to the empty line
+                pass
+            return b"".join(parts)
+        need(size + 2)
+        parts.append(bytes(buf[pos : pos + size]))
+        pos += size + 2
+        if pos > RECV:
+            del buf[:pos]
+            pos = 0
