@@ -37,7 +37,16 @@ def test_what_orjson_refuses_or_reads_differently_is_decoded_by_json(body: bytes
 
 
 @pytest.mark.parametrize(
-    "body", [b"[NaN]", b'{"x": Infinity}', b"[1e400]", b"[18446744073709551616]"]
+    "body",
+    [
+        b"[NaN]",
+        b'{"x": Infinity}',
+        b"[1e400]",
+        b'{"id": "e000-uuid", "x": -1.5E+309}',
+        b"[18446744073709551616]",
+        b"[9223372036854775808]",  # 2**63: orjson reads it, a bigint cannot hold it
+        b"[-9223372036854775809]",
+    ],
 )
 def test_numbers_json_or_the_database_cannot_hold_are_refused(body: bytes) -> None:
     with pytest.raises(safejson.HostileNumber):
