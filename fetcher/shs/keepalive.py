@@ -40,7 +40,11 @@ PLAIN = ("", "identity")
 
 
 class Malformed(Exception):
-    """What came back is not an HTTP/1.x answer we can read."""
+    """What came back is not an HTTP/1.x answer this reader takes (urllib3 reads it instead)."""
+
+
+class RemoteClosed(ConnectionError):
+    """The server closed the connection before the answer's headers were whole."""
 
 
 class BodyBroken(Exception):
@@ -120,7 +124,13 @@ class KeptAlive:
             sock.settimeout(self.read_timeout)
             sock.sendall(b"GET " + path.encode("ascii") + b" HTTP/1.1\r\n" + self._head_tail)
             answer = _read_answer(sock)
-        except (OSError, Malformed) as exc:
+        except Malformed:
+            # an answer in a form this reader does not take (folded headers, an interim 1xx,
+            # another transfer coding): asked again through urllib3, which reads every form
+            conn.close()
+            self.pool._put_conn(None)
+            return urlopen(path, retry)  # type: ignore[no-any-return]
+        except OSError as exc:
             conn.close()
             self.pool._put_conn(None)
             if isinstance(exc, TimeoutError | socket.timeout):
@@ -157,8 +167,8 @@ class KeptAlive:
 
 
 def _read_answer(sock: socket.socket) -> Answer:
-    """One answer from ``sock``: OSError or Malformed before its headers are whole, BodyBroken
-    (caused by the urllib3 error) after."""
+    """One answer from ``sock``: OSError (RemoteClosed among them) or Malformed before its
+    headers are whole, BodyBroken (caused by the urllib3 error) after."""
     buf = b""
     while True:
         end = buf.find(b"\r\n\r\n")
@@ -168,7 +178,7 @@ def _read_answer(sock: socket.socket) -> Answer:
             raise Malformed("headers too long")
         chunk = sock.recv(RECV)
         if not chunk:
-            raise Malformed("connection closed before the answer's headers")
+            raise RemoteClosed("connection closed before the answer's headers")
         buf += chunk
     lines = buf[:end].decode("latin-1").split("\r\n")
     status_line = lines[0].split(" ", 2)
@@ -207,9 +217,11 @@ def _read_answer(sock: socket.socket) -> Answer:
         if status in (204, 304):
             body = b""
         elif chunked:
-            body = _chunked(sock, rest)
+            body, clean = _chunked(sock, rest)
+            keep = keep and clean
         elif length is not None:
             body = _exactly(sock, rest, length)
+            keep = keep and len(rest) <= length  # bytes beyond the body: not reused
         else:
             body, keep = _until_closed(sock, rest), False
     except (OSError, Malformed) as exc:
@@ -245,7 +257,8 @@ def _until_closed(sock: socket.socket, have: bytes) -> bytes:
         parts.append(chunk)
 
 
-def _chunked(sock: socket.socket, have: bytes) -> bytes:
+def _chunked(sock: socket.socket, have: bytes) -> tuple[bytes, bool]:
+    """The body of a chunked answer, and whether nothing came after its end."""
     buf = bytearray(have)
     pos = 0
     parts: list[bytes] = []
@@ -281,7 +294,7 @@ def _chunked(sock: socket.socket, have: bytes) -> bytes:
         if size == 0:
             while line():  # trailers, up to the empty line
                 pass
-            return b"".join(parts)
+            return b"".join(parts), pos == len(buf)
         need(size + 2)
         parts.append(bytes(buf[pos : pos + size]))
         pos += size + 2

@@ -227,3 +227,34 @@ def test_a_plain_answer_on_the_kept_connection_is_read_without_urllib3s_request_
     with pytest.raises(ShsError):
         client.get_json(("applications/unknown-app", []))
     assert len(opened) == 1
+
+
+def test_an_answer_in_a_form_the_reader_does_not_take_is_asked_again_through_urllib3(
+    shs: FakeShs,
+) -> None:
+    ports = Ports()
+
+    def interim_first(handler: BaseHTTPRequestHandler) -> None:
+        handler.wfile.write(
+            b"HTTP/1.1 100 Continue\r\n\r\n"
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 3\r\n\r\n[5]"
+        )
+
+    shs.overrides["interim"] = ports(interim_first)
+    client = warmed(shs, ports, retries=0)
+    assert client.get_json(("interim", [])) == [5]
+    assert len(ports.seen) == 3  # the warm-up, then the interim answer read twice
+    assert ports.seen[0] == ports.seen[1]
+
+
+def test_bytes_beyond_the_body_keep_the_connection_from_being_reused(shs: FakeShs) -> None:
+    ports = Ports()
+
+    def too_long(handler: BaseHTTPRequestHandler) -> None:
+        handler.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n[6]junk")
+
+    shs.overrides["junk"] = ports(too_long)
+    client = warmed(shs, ports, retries=0)
+    assert client.get_json(("junk", [])) == [6]
+    assert client.get_json(("warm", [])) == []
+    assert ports.seen[0] == ports.seen[1] != ports.seen[2]
