@@ -16,6 +16,8 @@ Everything else stays urllib3's, with the same outcome as a request through ``ur
   counts it (``ProtocolError`` / ``ReadTimeoutError``), then the request goes on through
   ``urlopen`` with the retries that are left;
 - a status the retry policy retries (429, 5xx): counted and slept on likewise, then ``urlopen``;
+- an answer in a form this reader does not take (an interim 1xx, folded headers, another
+  transfer coding): asked again through ``urlopen``, not counted;
 - a body that breaks off: :class:`fetcher.shs.session.BodyError`, caused by the urllib3 error a
   body read would have raised;
 - a redirect, a cookie, a compressed body: the answer is handed over as a urllib3
@@ -51,7 +53,7 @@ class BodyBroken(Exception):
     """The body stopped before its end (the cause says why)."""
 
 
-class Answer:
+class RawAnswer:
     """A status, the headers as received and the raw (still encoded) body."""
 
     __slots__ = ("status", "headers", "body", "keep_alive")
@@ -110,7 +112,7 @@ class KeptAlive:
         self._head_tail = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
         self.read_timeout = read_timeout
 
-    def get(self, target: str, retry: Retry, urlopen: Any) -> Answer | HTTPResponse | None:
+    def get(self, target: str, retry: Retry, urlopen: Any) -> RawAnswer | HTTPResponse | None:
         """GET ``target`` on an open pooled connection: the answer, a response (after retries
         through ``urlopen(path, retries)``), or None when no open connection was pooled (then
         nothing was sent)."""
@@ -166,7 +168,7 @@ class KeptAlive:
         return answer
 
 
-def _read_answer(sock: socket.socket) -> Answer:
+def _read_answer(sock: socket.socket) -> RawAnswer:
     """One answer from ``sock``: OSError (RemoteClosed among them) or Malformed before its
     headers are whole, BodyBroken (caused by the urllib3 error) after."""
     buf = b""
@@ -230,7 +232,7 @@ def _read_answer(sock: socket.socket) -> Answer:
         else:
             cause = ProtocolError(f"Connection broken: {exc!r}", exc)
         raise BodyBroken() from cause
-    return Answer(status, headers, body, keep)
+    return RawAnswer(status, headers, body, keep)
 
 
 def _exactly(sock: socket.socket, have: bytes, length: int) -> bytes:

@@ -1,8 +1,10 @@
 """One worker thread's HTTP connection to a History Server, on urllib3's connection pool.
 
-A request costs what urllib3 and ``http.client`` cost and little more: the target, headers and
-login are built once per session, each GET is one ``urlopen`` on the server's pool and one read
-of its body. What a browser-like client would do around that is done here, only when it applies:
+The target, headers and login are built once per session. A GET that finds an open connection in
+the pool (with no cookie to send) is written and read on its socket by
+:class:`fetcher.shs.keepalive.KeptAlive`; any other is one ``urlopen`` on the server's pool and one
+read of its body. What a browser-like client would do around that is done here, only when it
+applies:
 
 - **proxies** from the environment (``HTTP_PROXY``, ``HTTPS_PROXY``, ``NO_PROXY``, as requests
   reads them) and a login in ``~/.netrc``, both resolved once per session;
@@ -31,7 +33,7 @@ from urllib3 import BaseHTTPResponse, PoolManager, ProxyManager, Timeout
 from urllib3.util import make_headers
 from urllib3.util.retry import Retry
 
-from fetcher.shs.keepalive import Answer, BodyBroken, KeptAlive
+from fetcher.shs.keepalive import BodyBroken, KeptAlive, RawAnswer
 from fetcher.shs.transport import DeadlineHTTPPool, DeadlineHTTPSPool
 
 MAX_REDIRECTS = 30
@@ -137,7 +139,7 @@ class ServerSession:
             except BodyBroken as exc:
                 cause = exc.__cause__
                 raise BodyError(f"body cut short: {type(cause).__name__}") from cause
-            if isinstance(got, Answer):
+            if isinstance(got, RawAnswer):
                 if got.plain():
                     return Reply(got.status, url, got.body, 0)
                 resp = got.as_response(f"{self._path}/{target}", self.retry)

@@ -21,7 +21,7 @@ from tests.fetcher.fake_shs import FakeShs, running, spread_listing
 
 APP = spread_listing()[-1]["id"]
 JOBS = endpoints.jobs(APP, None)
-Answer = Callable[[BaseHTTPRequestHandler], None]
+Responder = Callable[[BaseHTTPRequestHandler], None]
 
 
 @pytest.fixture
@@ -46,7 +46,7 @@ class Ports:
     def __init__(self) -> None:
         self.seen: list[int] = []
 
-    def __call__(self, answer: Answer) -> Answer:
+    def __call__(self, answer: Responder) -> Responder:
         def recorded_port(handler: BaseHTTPRequestHandler) -> None:
             self.seen.append(handler.client_address[1])
             answer(handler)
@@ -55,7 +55,7 @@ class Ports:
 
 
 def body_answer(body: bytes, *, status: int = 200, headers: dict[str, str] | None = None,
-                length: bool = True, close: bool = False) -> Answer:  # fmt: skip
+                length: bool = True, close: bool = False) -> Responder:  # fmt: skip
     def write(handler: BaseHTTPRequestHandler) -> None:
         handler.send_response(status)
         handler.send_header("Content-Type", "application/json")
@@ -72,7 +72,7 @@ def body_answer(body: bytes, *, status: int = 200, headers: dict[str, str] | Non
     return write
 
 
-def chunked(body: bytes, size: int, headers: dict[str, str] | None = None) -> Answer:
+def chunked(body: bytes, size: int, headers: dict[str, str] | None = None) -> Responder:
     def write(handler: BaseHTTPRequestHandler) -> None:
         handler.send_response(200)
         handler.send_header("Transfer-Encoding", "chunked")
