@@ -18,6 +18,7 @@ from fetcher.shs import endpoints
 from fetcher.shs.client import ShsClient, ShsError, ShsHttpError, ShsTimeout, ShsUnreachable
 from tests.fetcher import recorded
 from tests.fetcher.fake_shs import FakeShs, running, spread_listing
+from tests.support.tls import make_cert
 
 APP = spread_listing()[-1]["id"]
 JOBS = endpoints.jobs(APP, None)
@@ -258,3 +259,18 @@ def test_bytes_beyond_the_body_keep_the_connection_from_being_reused(shs: FakeSh
     assert client.get_json(("junk", [])) == [6]
     assert client.get_json(("warm", [])) == []
     assert ports.seen[0] == ports.seen[1] != ports.seen[2]
+
+
+def test_over_https_the_kept_connection_is_read_through_tls(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    cert = make_cert(tmp_path_factory.mktemp("tls"))
+    with running(spread_listing()[-2:], tls=cert.server_context()) as shs:
+        ports = Ports()
+        raw = (recorded.RECORDING / recorded.index()[JOBS[0]]).read_bytes()
+        shs.overrides["pieces"] = ports(chunked(raw, 1000))
+        shs.overrides["whole"] = ports(body_answer(raw))
+        client = warmed(shs, ports, retries=0, verify=str(cert.cert))
+        assert client.get_json(("pieces", [])) == recorded_jobs()
+        assert client.get_json(("whole", [])) == recorded_jobs()
+        assert len(set(ports.seen)) == 1
