@@ -7,9 +7,8 @@ timeout as clear errors, a connection the server closes replaced."""
 from __future__ import annotations
 
 import gzip
-import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 
 import pytest
@@ -18,27 +17,12 @@ from fetcher.shs import endpoints
 from fetcher.shs.client import ShsClient, ShsError, ShsHttpError, ShsTimeout, ShsUnreachable
 from tests.fetcher import recorded
 from tests.fetcher.fake_shs import FakeShs, running, spread_listing
+from tests.fetcher.test_client import APP, no_proxy_from_the_machine, recorded_jobs, shs
 from tests.support.tls import make_cert
 
-APP = spread_listing()[-1]["id"]
+__all__ = ["no_proxy_from_the_machine", "shs"]  # the client tests' fixtures, used here too
 JOBS = endpoints.jobs(APP, None)
 Responder = Callable[[BaseHTTPRequestHandler], None]
-
-
-@pytest.fixture
-def shs() -> Iterator[FakeShs]:
-    with running(spread_listing()[-2:]) as server:
-        yield server
-
-
-@pytest.fixture(autouse=True)
-def no_proxy_from_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY"):
-        monkeypatch.delenv(name, raising=False)
-
-
-def recorded_jobs() -> object:
-    return json.loads((recorded.RECORDING / recorded.index()[JOBS[0]]).read_bytes())
 
 
 class Ports:
