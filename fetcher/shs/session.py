@@ -37,8 +37,20 @@ from fetcher.shs.keepalive import BodyBroken, KeptAlive, RawAnswer
 from fetcher.shs.transport import DeadlineHTTPPool, DeadlineHTTPSPool
 
 MAX_REDIRECTS = 30
-#: a target the kept-alive path sends as it is: printable ASCII, no space (urllib3 encodes others)
-_SAFE_TARGET = re.compile(r"[!-~]*\Z")
+#: a target the kept-alive path sends as it is: the characters a URI allows unencoded and
+#: upper-case percent escapes, which urllib3 leaves as they are (it encodes other characters and
+#: upper-cases escapes); dot segments, which urllib3 removes, are checked apart
+_SAFE_TARGET = re.compile(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-F]{2})*\Z")
+
+
+def _sendable(target: str) -> bool:
+    """Whether urllib3 would send ``target`` exactly as it is."""
+    if _SAFE_TARGET.match(target) is None:
+        return False
+    path = target.split("?", 1)[0]
+    return not any(segment in (".", "..") for segment in path.split("/"))
+
+
 REDIRECTS = (301, 302, 303, 307, 308)
 
 
@@ -133,7 +145,7 @@ class ServerSession:
         resp: BaseHTTPResponse | None = None
         if len(self.cookies):
             headers = self._with_cookies(url, headers)
-        elif self._kept is not None and _SAFE_TARGET.match(target):
+        elif self._kept is not None and _sendable(target):
             try:
                 got = self._kept.get(target, self.retry, self._urlopen_path)
             except BodyBroken as exc:

@@ -258,3 +258,29 @@ def test_over_https_the_kept_connection_is_read_through_tls(
         assert client.get_json(("pieces", [])) == recorded_jobs()
         assert client.get_json(("whole", [])) == recorded_jobs()
         assert len(set(ports.seen)) == 1
+
+
+@pytest.mark.parametrize(
+    ("target", "as_is"),
+    [
+        (JOBS[0], True),
+        ("applications/app-1/stages?details=true&quantiles=0.0%2C0.25%2C0.5", True),
+        ("applications/a%2Fb/jobs", True),
+        ("applications/a%2fb/jobs", False),  # a lower-case escape: urllib3 upper-cases it
+        ('applications/a"b/jobs', False),
+        ("applications/a b/jobs", False),
+        ("applications/\u00e9/jobs", False),
+        ("applications/./jobs", False),  # a dot segment: left to urllib3
+        ("applications/a{b}/jobs", False),
+    ],
+)
+def test_the_kept_connection_sends_a_target_as_is_only_where_urllib3_sends_it_unchanged(
+    target: str, as_is: bool
+) -> None:
+    from urllib3.util.url import _encode_target
+
+    from fetcher.shs.session import _sendable
+
+    assert _sendable(target) == as_is
+    if as_is:
+        assert _encode_target(f"/{target}") == f"/{target}"
