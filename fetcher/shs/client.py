@@ -31,7 +31,8 @@ from urllib3.exceptions import (
 
 from fetcher.shs import endpoints, safejson
 from fetcher.shs.endpoints import Params
-from fetcher.shs.session import BodyError, Reply, ServerSession, TooManyRedirects
+from fetcher.shs.keepalive import BodyError
+from fetcher.shs.session import Reply, ServerSession, TooManyRedirects
 from fetcher.shs.transport import QuietRetry, Watchdog
 from sparkscope.config.loader import FetcherConfig, ServerConfig
 from sparkscope.redaction import split_credentials

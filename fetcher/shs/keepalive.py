@@ -18,8 +18,9 @@ Everything else stays urllib3's, with the same outcome as a request through ``ur
 - a status the retry policy retries (429, 5xx): counted and slept on likewise, then ``urlopen``;
 - an answer in a form this reader does not take (an interim 1xx, folded headers, another
   transfer coding): asked again through ``urlopen``, not counted;
-- a body that breaks off: :class:`fetcher.shs.session.BodyError`, caused by the urllib3 error a
-  body read would have raised;
+- a body that breaks off: :class:`BodyError` (which the session raises too), caused by the
+  urllib3 error a body read would have raised;
+- a target urllib3 would encode (the request plan's are encoded already): sent by ``urlopen``;
 - a redirect, a cookie, a compressed body: the answer is handed over as a urllib3
   ``HTTPResponse`` over the bytes read, so the session follows, keeps and decodes it as before.
 """
@@ -27,11 +28,13 @@ Everything else stays urllib3's, with the same outcome as a request through ``ur
 from __future__ import annotations
 
 import io
+import re
 import socket
 import sys
+from collections.abc import Callable
 from typing import Any
 
-from urllib3 import HTTPHeaderDict, HTTPResponse
+from urllib3 import BaseHTTPResponse, HTTPHeaderDict, HTTPResponse
 from urllib3.connectionpool import HTTPConnectionPool
 from urllib3.exceptions import MaxRetryError, ProtocolError, ReadTimeoutError
 from urllib3.util.retry import Retry
@@ -39,6 +42,20 @@ from urllib3.util.retry import Retry
 RECV = 65536
 MAX_HEAD = 65536  # bytes of status line and headers; a longer head is not HTTP we expect
 PLAIN = ("", "identity")
+#: a target sent as it is: the characters a URI allows unencoded and upper-case percent escapes,
+#: which urllib3 leaves as they are (it encodes other characters and upper-cases escapes); dot
+#: segments are left to urllib3 too
+_SAFE_TARGET = re.compile(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-F]{2})*\Z")
+#: ``urlopen(path, retries)`` on the session's pool, with the session's headers
+Urlopen = Callable[[str, Retry], BaseHTTPResponse]
+
+
+def sendable(target: str) -> bool:
+    """Whether urllib3 would send ``target`` exactly as it is."""
+    if _SAFE_TARGET.match(target) is None:
+        return False
+    path = target.split("?", 1)[0]
+    return not any(segment in (".", "..") for segment in path.split("/"))
 
 
 class Malformed(Exception):
@@ -49,8 +66,13 @@ class RemoteClosed(ConnectionError):
     """The server closed the connection before the answer's headers were whole."""
 
 
-class BodyBroken(Exception):
-    """The body stopped before its end (the cause says why)."""
+class BodyError(Exception):
+    """The answer's headers came, its body did not arrive whole (the cause is chained)."""
+
+    @classmethod
+    def cut_short(cls, cause: BaseException) -> BodyError:
+        """The error for a body read that ``cause`` (a urllib3 error) ended."""
+        return cls(f"body cut short: {type(cause).__name__}")
 
 
 class RawAnswer:
@@ -104,37 +126,45 @@ class KeptAlive:
         base_path: str,
         host: str,
         headers: dict[str, str],
+        *,
         read_timeout: float | None,
+        retry: Retry,
+        urlopen: Urlopen,
     ) -> None:
         self.pool = pool
         self.base_path = base_path
         lines = [f"Host: {host}"] + [f"{k}: {v}" for k, v in headers.items()]
         self._head_tail = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
         self.read_timeout = read_timeout
+        self.retry = retry
+        self.urlopen = urlopen
 
-    def get(self, target: str, retry: Retry, urlopen: Any) -> RawAnswer | HTTPResponse | None:
-        """GET ``target`` on an open pooled connection: the answer, a response (after retries
-        through ``urlopen(path, retries)``), or None when no open connection was pooled (then
-        nothing was sent)."""
+    def get(self, target: str) -> RawAnswer | BaseHTTPResponse | None:
+        """GET ``target`` on an open pooled connection: a plain answer (a body and nothing the
+        session must act on), any other answer as a urllib3 response (after retries through
+        ``urlopen``), or None, with nothing sent, when no open connection was pooled or the
+        target is one urllib3 would encode."""
+        if not sendable(target):
+            return None
         path = f"{self.base_path}/{target}"
         conn = self.pool._get_conn()
         sock: socket.socket | None = getattr(conn, "sock", None)
         if sock is None:
             self.pool._put_conn(conn)
             return None
+        retry = self.retry
         try:
             sock.settimeout(self.read_timeout)
             sock.sendall(b"GET " + path.encode("ascii") + b" HTTP/1.1\r\n" + self._head_tail)
             answer = _read_answer(sock)
-        except Malformed:
-            # an answer in a form this reader does not take (folded headers, an interim 1xx,
-            # another transfer coding): asked again through urllib3, which reads every form
-            conn.close()
-            self.pool._put_conn(None)
-            return urlopen(path, retry)  # type: ignore[no-any-return]
-        except OSError as exc:
-            conn.close()
-            self.pool._put_conn(None)
+        except BaseException as exc:
+            self._discard(conn)
+            if isinstance(exc, Malformed):
+                # an answer in a form this reader does not take: asked again through urllib3,
+                # which reads every form
+                return self.urlopen(path, retry)
+            if not isinstance(exc, OSError):
+                raise
             if isinstance(exc, TimeoutError | socket.timeout):
                 error: Exception = ReadTimeoutError(
                     self.pool, path, f"Read timed out. (read timeout={self.read_timeout})"
@@ -144,18 +174,12 @@ class KeptAlive:
             retry = retry.increment("GET", path, error=error, _pool=self.pool,
                                     _stacktrace=sys.exc_info()[2])  # fmt: skip
             retry.sleep()
-            return urlopen(path, retry)  # type: ignore[no-any-return]
-        except BodyBroken:
-            conn.close()
-            self.pool._put_conn(None)
-            raise
+            return self.urlopen(path, retry)
         if answer.keep_alive:
             self.pool._put_conn(conn)
         else:
-            conn.close()
-            self.pool._put_conn(None)
-        has_retry_after = answer.header("retry-after") is not None
-        if retry.is_retry("GET", answer.status, has_retry_after):
+            self._discard(conn)
+        if retry.is_retry("GET", answer.status, bool(answer.header("retry-after"))):
             response = answer.as_response(path, retry)
             try:
                 retry = retry.increment("GET", path, response=response, _pool=self.pool)
@@ -164,13 +188,18 @@ class KeptAlive:
                     raise
                 return response
             retry.sleep(response)
-            return urlopen(path, retry)  # type: ignore[no-any-return]
-        return answer
+            return self.urlopen(path, retry)
+        return answer if answer.plain() else answer.as_response(path, retry)
+
+    def _discard(self, conn: Any) -> None:
+        """Close a connection and free its place in the pool (the next request opens another)."""
+        conn.close()
+        self.pool._put_conn(None)
 
 
 def _read_answer(sock: socket.socket) -> RawAnswer:
     """One answer from ``sock``: OSError (RemoteClosed among them) or Malformed before its
-    headers are whole, BodyBroken (caused by the urllib3 error) after."""
+    headers are whole, BodyError (caused by the urllib3 error) after."""
     buf = b""
     while True:
         end = buf.find(b"\r\n\r\n")
@@ -231,7 +260,7 @@ def _read_answer(sock: socket.socket) -> RawAnswer:
             cause: Exception = ReadTimeoutError(None, "", "Read timed out.")  # type: ignore[arg-type]
         else:
             cause = ProtocolError(f"Connection broken: {exc!r}", exc)
-        raise BodyBroken() from cause
+        raise BodyError.cut_short(cause) from cause
     return RawAnswer(status, headers, body, keep)
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import http.cookiejar
 import os
-import re
 import urllib.request
 from dataclasses import dataclass
 from typing import Any
@@ -33,24 +32,10 @@ from urllib3 import BaseHTTPResponse, PoolManager, ProxyManager, Timeout
 from urllib3.util import make_headers
 from urllib3.util.retry import Retry
 
-from fetcher.shs.keepalive import BodyBroken, KeptAlive, RawAnswer
+from fetcher.shs.keepalive import BodyError, KeptAlive, RawAnswer
 from fetcher.shs.transport import DeadlineHTTPPool, DeadlineHTTPSPool
 
 MAX_REDIRECTS = 30
-#: a target the kept-alive path sends as it is: the characters a URI allows unencoded and
-#: upper-case percent escapes, which urllib3 leaves as they are (it encodes other characters and
-#: upper-cases escapes); dot segments, which urllib3 removes, are checked apart
-_SAFE_TARGET = re.compile(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-F]{2})*\Z")
-
-
-def _sendable(target: str) -> bool:
-    """Whether urllib3 would send ``target`` exactly as it is."""
-    if _SAFE_TARGET.match(target) is None:
-        return False
-    path = target.split("?", 1)[0]
-    return not any(segment in (".", "..") for segment in path.split("/"))
-
-
 REDIRECTS = (301, 302, 303, 307, 308)
 
 
@@ -62,10 +47,6 @@ class Reply:
     url: str
     body: bytes
     retries: int
-
-
-class BodyError(Exception):
-    """The answer's headers came, its body did not arrive whole (the cause is chained)."""
 
 
 class TooManyRedirects(Exception):
@@ -121,7 +102,8 @@ class ServerSession:
             if self._pool is None
             else KeptAlive(
                 self._pool, self._path, urlsplit(self.root).netloc, self.headers,
-                self.timeout.read_timeout,
+                read_timeout=self.timeout.read_timeout, retry=self.retry,
+                urlopen=self._urlopen_path,
             )
         )  # fmt: skip
 
@@ -145,18 +127,11 @@ class ServerSession:
         resp: BaseHTTPResponse | None = None
         if len(self.cookies):
             headers = self._with_cookies(url, headers)
-        elif self._kept is not None and _sendable(target):
-            try:
-                got = self._kept.get(target, self.retry, self._urlopen_path)
-            except BodyBroken as exc:
-                cause = exc.__cause__
-                raise BodyError(f"body cut short: {type(cause).__name__}") from cause
+        elif self._kept is not None:
+            got = self._kept.get(target)
             if isinstance(got, RawAnswer):
-                if got.plain():
-                    return Reply(got.status, url, got.body, 0)
-                resp = got.as_response(f"{self._path}/{target}", self.retry)
-            elif got is not None:
-                resp = got
+                return Reply(got.status, url, got.body, 0)
+            resp = got
         if resp is None and self._pool is not None:
             resp = self._urlopen_path(f"{self._path}/{target}", self.retry, headers)
         elif resp is None:
@@ -232,7 +207,7 @@ def _read(resp: BaseHTTPResponse) -> bytes:
     try:
         return resp.read(decode_content=True)
     except Exception as exc:
-        raise BodyError(f"body cut short: {type(exc).__name__}") from exc
+        raise BodyError.cut_short(exc) from exc
     finally:
         resp.release_conn()
 

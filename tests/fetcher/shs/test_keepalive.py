@@ -279,8 +279,8 @@ def test_the_kept_connection_sends_a_target_as_is_only_where_urllib3_sends_it_un
 ) -> None:
     from urllib3.util.url import _encode_target
 
-    from fetcher.shs.session import _sendable
+    from fetcher.shs.keepalive import sendable
 
-    assert _sendable(target) == as_is
+    assert sendable(target) == as_is
     if as_is:
         assert _encode_target(f"/{target}") == f"/{target}"
