@@ -61,12 +61,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--draws", default=",".join(str(d) for d in sorted(DRAWS)))
     ap.add_argument("--root", type=Path, default=Path.home() / ".cache" / "sparkscope-heldout")
     args = ap.parse_args(argv)
-    pooled: dict[str, list[Any]] = {"model": [], "floor": [], "last": []}
-    print("| draw | runs | model (rolling origin) | in-sample line | last run |")
-    print("|---|---:|---:|---:|---:|")
     draws = [int(x) for x in args.draws.split(",") if x]
     if unknown := sorted(set(draws) - set(DRAWS)):
         ap.error(f"no draw {unknown[0]}: the draws are {', '.join(str(d) for d in sorted(DRAWS))}")
+    pooled: dict[str, list[Any]] = {"model": [], "floor": [], "last": []}
+    print("| draw | runs | model (rolling origin) | in-sample line | last run |")
+    print("|---|---:|---:|---:|---:|")
     for d in draws:
         logs = args.root / f"draw-{d}" / "logs"
         if not logs.is_dir():
