@@ -17,7 +17,6 @@ import argparse
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from benchmarks.model_eval import LEVEL, Run, corpus_runs
 from sparkscope.advisor.predict.features import NUMERIC
@@ -64,7 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     draws = [int(x) for x in args.draws.split(",") if x]
     if unknown := sorted(set(draws) - set(DRAWS)):
         ap.error(f"no draw {unknown[0]}: the draws are {', '.join(str(d) for d in sorted(DRAWS))}")
-    pooled: dict[str, list[Any]] = {"model": [], "floor": [], "last": []}
+    cells: list[tuple[float, int]] = []  # the model's MAPE and runs, per draw
+    floors: list[float] = []
+    lasts: list[float] = []
     print("| draw | runs | model (rolling origin) | in-sample line | last run |")
     print("|---|---:|---:|---:|---:|")
     for d in draws:
@@ -78,16 +79,16 @@ def main(argv: list[str] | None = None) -> int:
         m = score(scored, LEVEL)
         floor = [e for es in floor_errors(runs).values() for e in es]
         last = [abs(p.predictions["last_run"] / y - 1.0) for y, p, _f in scored]
-        pooled["model"].append((m.mape or 0.0, m.n))
-        pooled["floor"] += floor
-        pooled["last"] += last
+        cells.append((m.mape or 0.0, m.n))
+        floors += floor
+        lasts += last
         print(f"| {d} | {m.n} | {100 * (m.mape or 0):.1f}% | {100 * _mean(floor):.1f}% | "
               f"{100 * _mean(last):.1f}% |", flush=True)  # fmt: skip
-    n = sum(k for _, k in pooled["model"])
+    n = sum(k for _, k in cells)
     if n:
-        model = sum(v * k for v, k in pooled["model"]) / n
-        print(f"| pooled | {n} | {100 * model:.1f}% | {100 * _mean(pooled['floor']):.1f}% | "
-              f"{100 * _mean(pooled['last']):.1f}% |")  # fmt: skip
+        model = sum(v * k for v, k in cells) / n
+        print(f"| pooled | {n} | {100 * model:.1f}% | {100 * _mean(floors):.1f}% | "
+              f"{100 * _mean(lasts):.1f}% |")  # fmt: skip
     return 0
 
 
