@@ -1,6 +1,7 @@
 """Rows of one table written in one statement: ``COPY`` on PostgreSQL (a single row: an
 ``INSERT``, one round trip instead of a COPY's three), one prepared ``INSERT`` run over all the
-rows (executemany) on SQLite.
+rows (executemany) on SQLite. Both go to the driver's cursor directly, its errors raised as
+SQLAlchemy raises them for an INSERT.
 
 The rows are the parser's dicts, keyed by column name; a key that a row lacks is the column's
 default (NULL if it has none). JSON columns are serialised here with orjson, as the text the
@@ -93,7 +94,17 @@ def write(conn: Connection, lay: Layout, first: Any, rows: Sequence[Mapping[str,
             error = conn.dialect.loaded_dbapi.Error
             raise DBAPIError.instance(sql, None, exc, error) from exc
         return
-    conn.exec_driver_sql(_insert_sql(conn, lay), values)  # type: ignore[arg-type]
+    sql = _insert_sql(conn, lay)
+    dbapi = conn.connection.driver_connection  # the statement is plain: no SQLAlchemy context
+    assert dbapi is not None
+    try:
+        cursor = dbapi.cursor()
+        try:
+            cursor.executemany(sql, values)
+        finally:
+            cursor.close()
+    except conn.dialect.loaded_dbapi.Error as exc:
+        raise DBAPIError.instance(sql, None, exc, conn.dialect.loaded_dbapi.Error) from exc
 
 
 _SQL: dict[tuple[str, str, str], str] = {}
