@@ -12,7 +12,8 @@ built once per dialect.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from operator import itemgetter
@@ -78,33 +79,35 @@ def write(conn: Connection, lay: Layout, first: Any, rows: Sequence[Mapping[str,
         return
     values = lay.values(first, rows)
     if conn.dialect.name == "postgresql":
-        dbapi = conn.connection.driver_connection
-        assert dbapi is not None
         one = len(values) == 1  # a COPY costs three round trips: one row is cheaper inserted
         sql = _pg_insert_sql(conn, lay) if one else _copy_sql(conn, lay)
-        try:
-            with dbapi.cursor() as cur:
-                if one:
-                    cur.execute(sql, values[0])
-                else:
-                    with cur.copy(sql) as copy:  # type: ignore[attr-defined]
-                        for row in values:
-                            copy.write_row(row)
-        except conn.dialect.loaded_dbapi.Error as exc:  # as SQLAlchemy raises it for an INSERT
-            error = conn.dialect.loaded_dbapi.Error
-            raise DBAPIError.instance(sql, None, exc, error) from exc
+        with _driver_cursor(conn, sql) as cur:
+            if one:
+                cur.execute(sql, values[0])
+            else:
+                with cur.copy(sql) as copy:
+                    for row in values:
+                        copy.write_row(row)
         return
     sql = _insert_sql(conn, lay)
-    dbapi = conn.connection.driver_connection  # the statement is plain: no SQLAlchemy context
+    with _driver_cursor(conn, sql) as cur:
+        cur.executemany(sql, values)
+
+
+@contextmanager
+def _driver_cursor(conn: Connection, sql: str) -> Iterator[Any]:
+    """A cursor of the driver's own connection (no SQLAlchemy context per statement), its errors
+    raised as SQLAlchemy raises them for an INSERT."""
+    dbapi = conn.connection.driver_connection
     assert dbapi is not None
+    error = conn.dialect.loaded_dbapi.Error
+    cursor = dbapi.cursor()
     try:
-        cursor = dbapi.cursor()
-        try:
-            cursor.executemany(sql, values)
-        finally:
-            cursor.close()
-    except conn.dialect.loaded_dbapi.Error as exc:
-        raise DBAPIError.instance(sql, None, exc, conn.dialect.loaded_dbapi.Error) from exc
+        yield cursor
+    except error as exc:
+        raise DBAPIError.instance(sql, None, exc, error) from exc
+    finally:
+        cursor.close()
 
 
 _SQL: dict[tuple[str, str, str], str] = {}
