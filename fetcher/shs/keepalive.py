@@ -43,22 +43,20 @@ from urllib3.util.retry import Retry
 RECV = 65536
 MAX_HEAD = 65536  # bytes of status line and headers; a longer head is not HTTP we expect
 PLAIN = ("", "identity")
-#: a target sent as it is: the characters a URI allows unencoded and upper-case percent escapes,
-#: which urllib3 leaves as they are (it encodes other characters and upper-cases escapes); dot
-#: segments are left to urllib3 too
-_SAFE_TARGET = re.compile(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-F]{2})*\Z")
+#: the characters a URI allows unencoded, which urllib3 sends as they are; it also leaves
+#: upper-case percent escapes alone (it encodes any other character, upper-cases escapes and
+#: resolves dot segments, so such targets are left to it)
+_PLAIN = string.ascii_letters + string.digits + "-._~!$&'()*+,;=:@/?"
+_DROP_PLAIN = str.maketrans("", "", _PLAIN)
+_ESCAPE = re.compile(r"%[0-9A-F]{2}")
 #: ``urlopen(path, retries)`` on the session's pool, with the session's headers
 Urlopen = Callable[[str, Retry], BaseHTTPResponse]
 
 
-#: deletes every character a target may hold as it is; what is left is ``%`` or unsafe
-_DROP_PLAIN = str.maketrans("", "", string.ascii_letters + string.digits + "-._~!$&'()*+,;=:@/?")
-
-
 def sendable(target: str) -> bool:
     """Whether urllib3 would send ``target`` exactly as it is."""
-    rest = target.translate(_DROP_PLAIN)  # a fifth of the regular expression's time
-    if rest and (rest.strip("%") or _SAFE_TARGET.match(target) is None):
+    rest = target.translate(_DROP_PLAIN)  # what is left: "%" of escapes, or a character to encode
+    if rest and (rest.strip("%") or len(rest) != len(_ESCAPE.findall(target))):
         return False
     path = target.split("?", 1)[0]
     return "." not in path or not any(segment in (".", "..") for segment in path.split("/"))
