@@ -267,6 +267,8 @@ def test_over_https_the_kept_connection_is_read_through_tls(
         ("applications/app-1/stages?details=true&quantiles=0.0%2C0.25%2C0.5", True),
         ("applications/a%2Fb/jobs", True),
         ("applications/a%2fb/jobs", False),  # a lower-case escape: urllib3 upper-cases it
+        ("applications/a%2/jobs", False),  # an escape cut short: urllib3 encodes its "%"
+        ("applications/a%%2F/jobs", False),  # a "%" that starts no escape, before one that does
         ('applications/a"b/jobs', False),
         ("applications/a b/jobs", False),
         ("applications/\u00e9/jobs", False),
