@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from fetcher.parse.entry import AppEntry
@@ -23,7 +24,13 @@ _ENV_SECTIONS = {
 
 def redact_properties(rows: list[dict[str, Any]], pattern: re.Pattern[str]) -> list[dict[str, Any]]:
     """Replace values whose key or value matches the redaction pattern."""
-    return [{**row, "value": redact(row["name"], row["value"], pattern)} for row in rows]
+    return [{**row, "value": _redacted(row["name"], row["value"], pattern)} for row in rows]
+
+
+#: Most properties of an application are those of every other application of its cluster (the
+#: defaults file, the JVM's system properties), so their redaction is remembered for the next
+#: application: :func:`redact` depends on its arguments only. The bound keeps memory flat.
+_redacted = lru_cache(maxsize=8192)(redact)
 
 
 def parse_environment(
@@ -117,6 +124,8 @@ def parse_jobs(data: Any) -> list[dict[str, Any]]:
 
 #: Free-text fields that may quote a secret (a JDBC URL in an error, a token in a description):
 #: per kind of row, (row field, the same text in the row's raw JSON).
+_UNSEEN: Any = object()
+
 _TEXT_FIELDS: dict[str, tuple[tuple[str | None, str], ...]] = {
     "executors": (("remove_reason", "removeReason"),),
     "jobs": (("name", "name"), ("description", "description")),
@@ -170,14 +179,25 @@ class AppBundle:
     def redact(self, pattern: re.Pattern[str]) -> None:
         """Mask secrets in the free-text fields of every row and of its raw JSON, in place
         (properties are redacted as they are parsed)."""
+        masked: dict[str, str | None] = {}  # text -> masked text, in this application
+
+        def mask(text: Any) -> Any:
+            # a row's text is also in its raw JSON, and names repeat (one per stage attempt)
+            if type(text) is not str:
+                return redact_text(text, pattern)
+            out = masked.get(text, _UNSEEN)
+            if out is _UNSEEN:
+                out = masked[text] = redact_text(text, pattern)
+            return out
+
         for kind, fields in _TEXT_FIELDS.items():
             for row in getattr(self, kind):
                 raw = row.get("raw")
                 for field_name, raw_key in fields:
                     if field_name is not None and row.get(field_name):
-                        row[field_name] = redact_text(row[field_name], pattern)
+                        row[field_name] = mask(row[field_name])
                     if isinstance(raw, dict) and isinstance(raw.get(raw_key), str):
-                        raw[raw_key] = redact_text(raw[raw_key], pattern)
+                        raw[raw_key] = mask(raw[raw_key])
 
     def application_row(self) -> dict[str, Any]:
         """The application row with totals summed over stages, jobs and executors."""
