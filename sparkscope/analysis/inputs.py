@@ -204,5 +204,8 @@ _INSERT_INPUT = insert(cast(Table, AnalysisInput.__table__))
 
 def insert_encoded(session: Session, app_pk: int, blob: bytes) -> None:
     """Store the encoded inputs of an application loaded in this transaction (the load removed
-    those of the version it replaced)."""
-    session.execute(_INSERT_INPUT, {"application_id": app_pk, "format": FORMAT, "data": blob})
+    those of the version it replaced). On the session's connection: a Core INSERT needs none of
+    the ORM's execution (autoflush, ORM events)."""
+    session.connection().execute(
+        _INSERT_INPUT, {"application_id": app_pk, "format": FORMAT, "data": blob}
+    )
