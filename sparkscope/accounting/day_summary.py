@@ -158,7 +158,8 @@ def apply(session: Session, before: Mapping[Key, Vector], after: Mapping[Key, Ve
     ]
     if not rows:
         return
-    session.execute(_upsert(session.get_bind().dialect.name), rows)
+    conn = session.connection()  # a Core upsert: none of the ORM's execution is needed
+    conn.execute(_upsert(conn.dialect.name), rows)
     # A row nothing counts any more goes (its float sum may keep a rounding residue).
     emptied = [k for k, v in changed if v[0] < 0]
     if emptied:

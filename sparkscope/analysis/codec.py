@@ -79,23 +79,38 @@ def _format() -> str:
 FORMAT = _format()
 
 
+_join = b"".join
+
+
+def _as_doubles(values: Sequence[float]) -> array[float]:
+    """A metric's values as float64: an ``array('d')`` as it is (assemble builds them), others
+    converted."""
+    if type(values) is array and values.typecode == "d":
+        return values
+    return array("d", values)
+
+
 def encode(app: appdata.AppData) -> bytes:
     """The inputs of one application as bytes (raises ValueError on a value marshal cannot hold)."""
+    # marshal marks the objects referenced more than once (and refers back to them), so which
+    # intermediate containers are alive during dumps is part of the bytes: ``grids`` and
+    # ``stages`` stay lists next to their tuples in the payload, as they always were.
     grids: list[tuple[float, ...]] = []
     stages = []
     for stage in app.stages:
         dist = stage.distribution
         packed: tuple[int, tuple[str, ...], tuple[int, ...], bytes] | None = None
         if dist is not None:
-            grid = tuple(float(q) for q in dist.quantiles)
+            grid = tuple(map(float, dist.quantiles))
             if grid not in grids:
                 grids.append(grid)
-            values = [array("d", v) for v in dist.metrics.values()]
+            values = [_as_doubles(v) for v in dist.metrics.values()]
+            # bytes.join reads the arrays' buffers: one copy instead of a tobytes() each
             packed = (
                 grids.index(grid),
                 tuple(dist.metrics),
-                tuple(len(v) for v in values),
-                b"".join(v.tobytes() for v in values),
+                tuple(map(len, values)),
+                _join(values),
             )
         stages.append((stage[:-1], packed))  # a named tuple's fields in order, less the last
     payload = (

@@ -50,7 +50,8 @@ def enqueue(session: Session, work: Iterable[Work]) -> None:
         for step, sid, subject in sorted(set(work))  # one order: writers cannot deadlock
     ]
     if rows:
-        session.execute(_insert(session.get_bind().dialect.name), rows)
+        conn = session.connection()  # a Core upsert: none of the ORM's execution is needed
+        conn.execute(_insert(conn.dialect.name), rows)
 
 
 @cache

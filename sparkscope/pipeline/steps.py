@@ -40,8 +40,9 @@ from heuristics.appdata import AppData
 from heuristics.registry import Registry
 from sparkscope.accounting import day_summary
 from sparkscope.advisor.predict.features import recurring_key
+from sparkscope.analysis.assembly import assemble, sql_input
 from sparkscope.analysis.codec import APP_COLUMNS
-from sparkscope.analysis.inputs import assemble, encode_or_none, insert_encoded, sql_input
+from sparkscope.analysis.inputs import encode_or_none, insert_encoded
 from sparkscope.analysis.results import flagged, insert_loaded, record_config
 from sparkscope.analysis.scoring import Scored, score_new
 from sparkscope.config.loader import PredictionConfig, PriceConfig

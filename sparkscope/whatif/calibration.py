@@ -135,8 +135,9 @@ _INSERT_INPUT = insert(cast(Table, WhatIfInput.__table__))
 
 def store_input(session: Session, application_pk: int, blob: bytes) -> None:
     """Write the what-if input (:func:`encode_input`) of an application just loaded (fetch time;
-    the load removed the input of the version it replaced)."""
-    session.execute(
+    the load removed the input of the version it replaced), on the session's connection (a Core
+    INSERT)."""
+    session.connection().execute(
         _INSERT_INPUT, {"application_id": application_pk, "format": wi.FORMAT, "data": blob}
     )
 

@@ -11,6 +11,7 @@ import marshal
 import zlib
 from array import array
 from dataclasses import dataclass
+from struct import pack
 from typing import Any
 
 from heuristics import sparkconf
@@ -100,14 +101,15 @@ def _dist(quantiles: Any, metrics: dict[str, Any]) -> tuple[Any, ...]:
     run_q = metrics.get("executor_run_time_ms")
     dur_q = metrics.get("duration_ms")
     return (
-        tuple(float(q) for q in quantiles),
-        None if not run_q else tuple(float(v) for v in run_q),
-        None if not dur_q else tuple(float(v) for v in dur_q),
+        tuple(map(float, quantiles)),
+        None if not run_q else tuple(map(float, run_q)),
+        None if not dur_q else tuple(map(float, dur_q)),
     )
 
 
 def _pack(values: tuple[float, ...] | None) -> bytes | None:
-    return None if values is None else array("d", values).tobytes()
+    # struct packs the floats (what _dist made) as the native doubles array("d") holds, directly
+    return None if values is None else pack(f"{len(values)}d", *values)
 
 
 def _unpack(blob: bytes | None) -> tuple[float, ...] | None:
