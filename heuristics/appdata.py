@@ -129,7 +129,10 @@ class TaskSelection(NamedTuple):
         """Whether a task row (a stored or fetched row dict) is an input."""
         if str(row["status"]).upper() in self.statuses:
             return True
-        return any((row[f] or 0) > 0 for f in self.positive_fields)  # type: ignore[operator]
+        for f in self.positive_fields:  # a loop, not any(): this runs for every task row
+            if (row[f] or 0) > 0:  # type: ignore[operator]
+                return True
+        return False
 
 
 #: The one rule for what ``AppData.tasks`` holds, out of the stored task attempts: the failed

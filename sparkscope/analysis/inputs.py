@@ -31,7 +31,6 @@ from sparkscope.analysis.assembly import (
     assemble,
     sql_input,
 )
-from sparkscope.analysis.assembly import is_input_task as is_input_task
 from sparkscope.analysis.codec import FORMAT, decode, encode
 from sparkscope.models.analysis import AnalysisInput
 from sparkscope.models.application import (

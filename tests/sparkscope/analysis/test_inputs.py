@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from sqlalchemy import func, select
 
 from heuristics import appdata
-from sparkscope.analysis import inputs
+from sparkscope.analysis import assembly, inputs
 from sparkscope.analysis.codec import APP_COLUMNS
 from sparkscope.cli.main import cli
 from sparkscope.db import make_engine, make_sessionmaker
@@ -45,7 +45,7 @@ def test_fetched_inputs_equal_the_inputs_built_from_the_tables(
 
 def _all_stored_tasks(session: Any) -> dict[int, list[dict[str, Any]]]:
     rows: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    cols = [getattr(Task, c).label(c) for c in inputs.TASK_COLUMNS]
+    cols = [getattr(Task, c).label(c) for c in assembly.TASK_COLUMNS]
     for r in session.execute(select(Task.application_id.label("_app"), *cols)).mappings():
         values = dict(r)
         rows[values.pop("_app")].append(values)
@@ -66,7 +66,7 @@ def test_the_sql_prefilter_selects_what_the_rule_selects(fresh_db_url: str, monk
             (pk, t["stage_id"], t["stage_attempt_id"], t["task_id"], t["attempt"])
             for pk, tasks in stored.items()
             for t in tasks
-            if inputs.is_input_task(t)
+            if assembly.is_input_task(t)
         }
         by_sql = set(
             s.execute(
@@ -86,7 +86,7 @@ def test_the_sql_prefilter_selects_what_the_rule_selects(fresh_db_url: str, monk
         built = inputs.from_tables(s, ids)
         # assemble applies the rule itself: given every stored task, it keeps the same ones.
         for pk, app in built.items():
-            kept = inputs.assemble(
+            kept = assembly.assemble(
                 {c: getattr(app, c) for c in APP_COLUMNS},
                 [
                     {"section": "spark", "name": k, "value": v}
@@ -114,5 +114,5 @@ def test_the_sql_prefilter_selects_what_the_rule_selects(fresh_db_url: str, monk
 )
 def test_input_task_rule(status: str, spilled: int | None, selected: bool) -> None:
     row = {"status": status, "memory_bytes_spilled": spilled}
-    assert inputs.is_input_task(row) is selected
+    assert assembly.is_input_task(row) is selected
     assert appdata.INPUT_TASKS.selects(row) is selected
