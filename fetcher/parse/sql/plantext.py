@@ -110,13 +110,16 @@ class PlanText:
 
 
 def _is_exchange(name: str) -> bool:
-    first = name.split(" ")[0]
+    first = name.partition(" ")[0]
     return ("Exchange" in first and first != "ReusedExchange") or first == "Subquery"
 
 
 def _executed_children(op: TreeOp) -> list[TreeOp]:
-    if not any(c.marker for c in op.children):
-        return op.children  # (not changed by the caller)
+    for c in op.children:
+        if c.marker:
+            break
+    else:
+        return op.children  # no marker among them (not changed by the caller)
     markers = {c.marker: c for c in op.children if c.marker}
     plain = [c for c in op.children if not c.marker]
     for wanted in ("Final Plan", "Current Plan", "Initial Plan"):
