@@ -197,12 +197,13 @@ def _link_nodes(ex: ParsedExecution, links: StageLinks) -> dict[int, int]:
         read_ids: set[int] = set()
         exchange = _is_exchange(node)
         for m in node.metrics.values():
-            if m.max_stage_id is None:
+            stage_id = m.max_stage_id
+            if stage_id is None:
                 continue
             if exchange and m.name in _READ_SIDE:
-                read_ids.add(m.max_stage_id)
+                read_ids.add(stage_id)
             else:
-                ids.add(m.max_stage_id)
+                ids.add(stage_id)
         direct[node.node_id] = ids
         carried[node.node_id] = read_ids
     cluster_of: dict[int, int] = {}
@@ -226,9 +227,12 @@ def _link_nodes(ex: ParsedExecution, links: StageLinks) -> dict[int, int]:
     for src, dst in ex.edges:
         if carried.get(src):
             comp_ids.setdefault(find(dst), set()).update(carried[src])
-    for nid in direct:
+    found: dict[int, set[int]] = {}
+    for nid, own in direct.items():
         inherited = comp_ids.get(find(nid), set())
-        ids = (direct[nid] or inherited) if _is_exchange(ex.nodes[nid]) else direct[nid] | inherited
+        ids = (own or inherited) if _is_exchange(ex.nodes[nid]) else own | inherited
         if ids:
-            links.nodes_of(ex.execution_id)[nid] = set(ids)
+            found[nid] = set(ids)
+    if found:  # (the execution's map is made only when a node has stages, as before)
+        links.nodes_of(ex.execution_id).update(found)
     return {nid: find(nid) for nid in ex.nodes}
