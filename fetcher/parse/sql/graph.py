@@ -258,7 +258,7 @@ def match_plan(ex: ParsedExecution, plan: PlanText) -> None:
     for dedupe in (True, False):
         reading = _text_ops(plan, dedupe, key_of)
         keys = set(reading) | set(graph)
-        misfit = sum(abs(len(reading.get(k, [])) - len(graph.get(k, []))) for k in keys)
+        misfit = sum(abs(len(reading.get(k, ())) - len(graph.get(k, ()))) for k in keys)
         if best is None or misfit < best[0]:
             best = (misfit, reading)
     assert best is not None

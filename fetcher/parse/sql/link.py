@@ -107,9 +107,9 @@ def _named_stages(links: StageLinks, exec_id: int) -> set[int]:
     return {s for ids in links.nodes_of(exec_id).values() for s in ids}
 
 
-def _candidates(ex: ParsedExecution, metric: str, side: str, value: float) -> list[GraphNode]:
+def _candidates(ops: list[GraphNode], metric: str, side: str, value: float) -> list[GraphNode]:
     out = []
-    for n in ex.operators():
+    for n in ops:
         if n.in_cached_plan or n.total(metric) != value:
             continue
         if side in ("write", "read") and n.name != "Exchange":
@@ -134,15 +134,18 @@ def _match_figures(
         if not ex.nodes[nid].in_cached_plan:
             members.setdefault(root, []).append(nid)
     named = _named_stages(links, ex.execution_id)
+    ops: list[GraphNode] | None = None  # the operators, listed once when a stage needs them
     for s in sorted(links.execution_stages.get(ex.execution_id, ())):
         if s in named or s not in by_stage:
             continue
+        if ops is None:
+            ops = ex.operators()
         picked: list[int] = []
         for field_name, metric, side in _FIGURES:
             value = by_stage[s].get(field_name)
             if not isinstance(value, int | float) or value <= 0:
                 continue
-            cands = _candidates(ex, metric, side, value)
+            cands = _candidates(ops, metric, side, value)
             if len(cands) != 1:
                 continue
             node = cands[0]
