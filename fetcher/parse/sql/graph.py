@@ -30,7 +30,7 @@ ERROR_KEEP_CHARS = 4000
 _INT64 = 2**63
 
 
-@dataclass
+@dataclass(slots=True)
 class GraphNode:
     """One node of the SHS plan graph (``nodes[]``), with its plan-text operator when matched."""
 
@@ -129,12 +129,14 @@ def _parse_nodes(raw_nodes: Any, notes: list[str]) -> dict[int, GraphNode]:
             continue
         metrics: dict[str, ParsedMetric] = {}
         raw_metrics = rn.get("metrics")
-        for rm in raw_metrics if isinstance(raw_metrics, list) else []:
-            if not isinstance(rm, dict) or not isinstance(rm.get("name"), str):
+        for rm in raw_metrics if isinstance(raw_metrics, list) else ():
+            metric_name = rm.get("name") if isinstance(rm, dict) else None
+            if not isinstance(metric_name, str):
                 bad_metrics += 1
                 continue
-            met = parse_metric(rm["name"][:200], rm.get("value"))
-            metrics.setdefault(met.name, met)
+            met = parse_metric(metric_name[:200], rm.get("value"))
+            if met.name not in metrics:  # the first of a repeated name is kept
+                metrics[met.name] = met
         name = rn.get("nodeName")
         label = (name.strip()[:500] or "?") if isinstance(name, str) else "?"
         nodes[nid] = GraphNode(nid, label, as_int(rn.get("wholeStageCodegenId")), metrics)
@@ -228,12 +230,21 @@ _SKIP_IN_GRAPH = frozenset(
 _GRAPH_ONLY = frozenset({"Subquery", "SubqueryBroadcast", "ReusedSubquery"})
 
 
-def _text_ops(plan: PlanText, dedupe: bool) -> dict[str, list[TreeOp]]:
+def _text_ops(plan: PlanText, dedupe: bool, keys: dict[str, str]) -> dict[str, list[TreeOp]]:
+    """The reading's operators by key; ``keys``: name -> key of the names met so far (both
+    readings meet the same names, and a plan repeats its operator names)."""
     out: dict[str, list[TreeOp]] = {}
     for op in plan.executed_ops(dedupe):
-        if op.op_id is None or op.name.split(" ")[0] in _SKIP_IN_GRAPH:
+        name = op.name
+        if op.op_id is None or name.partition(" ")[0] in _SKIP_IN_GRAPH:
             continue
-        out.setdefault(op.key, []).append(op)
+        key = keys.get(name)
+        if key is None:
+            key = keys[name] = op_key(name)
+        if key in out:
+            out[key].append(op)
+        else:
+            out[key] = [op]
     return out
 
 
@@ -243,10 +254,11 @@ def match_plan(ex: ParsedExecution, plan: PlanText) -> None:
     for node in ex.operators():
         graph.setdefault(node.key, []).append(node)
     best: tuple[int, dict[str, list[TreeOp]]] | None = None
+    key_of: dict[str, str] = {}
     for dedupe in (True, False):
-        reading = _text_ops(plan, dedupe)
+        reading = _text_ops(plan, dedupe, key_of)
         keys = set(reading) | set(graph)
-        misfit = sum(abs(len(reading.get(k, [])) - len(graph.get(k, []))) for k in keys)
+        misfit = sum(abs(len(reading.get(k, ())) - len(graph.get(k, ()))) for k in keys)
         if best is None or misfit < best[0]:
             best = (misfit, reading)
     assert best is not None

@@ -107,9 +107,9 @@ def _named_stages(links: StageLinks, exec_id: int) -> set[int]:
     return {s for ids in links.nodes_of(exec_id).values() for s in ids}
 
 
-def _candidates(ex: ParsedExecution, metric: str, side: str, value: float) -> list[GraphNode]:
+def _candidates(ops: list[GraphNode], metric: str, side: str, value: float) -> list[GraphNode]:
     out = []
-    for n in ex.operators():
+    for n in ops:
         if n.in_cached_plan or n.total(metric) != value:
             continue
         if side in ("write", "read") and n.name != "Exchange":
@@ -134,15 +134,18 @@ def _match_figures(
         if not ex.nodes[nid].in_cached_plan:
             members.setdefault(root, []).append(nid)
     named = _named_stages(links, ex.execution_id)
+    ops: list[GraphNode] | None = None  # the operators, listed once when a stage needs them
     for s in sorted(links.execution_stages.get(ex.execution_id, ())):
         if s in named or s not in by_stage:
             continue
+        if ops is None:
+            ops = ex.operators()
         picked: list[int] = []
         for field_name, metric, side in _FIGURES:
             value = by_stage[s].get(field_name)
             if not isinstance(value, int | float) or value <= 0:
                 continue
-            cands = _candidates(ex, metric, side, value)
+            cands = _candidates(ops, metric, side, value)
             if len(cands) != 1:
                 continue
             node = cands[0]
@@ -197,12 +200,13 @@ def _link_nodes(ex: ParsedExecution, links: StageLinks) -> dict[int, int]:
         read_ids: set[int] = set()
         exchange = _is_exchange(node)
         for m in node.metrics.values():
-            if m.max_stage_id is None:
+            stage_id = m.max_stage_id
+            if stage_id is None:
                 continue
             if exchange and m.name in _READ_SIDE:
-                read_ids.add(m.max_stage_id)
+                read_ids.add(stage_id)
             else:
-                ids.add(m.max_stage_id)
+                ids.add(stage_id)
         direct[node.node_id] = ids
         carried[node.node_id] = read_ids
     cluster_of: dict[int, int] = {}
@@ -226,9 +230,12 @@ def _link_nodes(ex: ParsedExecution, links: StageLinks) -> dict[int, int]:
     for src, dst in ex.edges:
         if carried.get(src):
             comp_ids.setdefault(find(dst), set()).update(carried[src])
-    for nid in direct:
+    found: dict[int, set[int]] = {}
+    for nid, own in direct.items():
         inherited = comp_ids.get(find(nid), set())
-        ids = (direct[nid] or inherited) if _is_exchange(ex.nodes[nid]) else direct[nid] | inherited
+        ids = (own or inherited) if _is_exchange(ex.nodes[nid]) else own | inherited
         if ids:
-            links.nodes_of(ex.execution_id)[nid] = set(ids)
+            found[nid] = set(ids)
+    if found:  # (the execution's map is made only when a node has stages, as before)
+        links.nodes_of(ex.execution_id).update(found)
     return {nid: find(nid) for nid in ex.nodes}

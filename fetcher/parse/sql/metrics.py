@@ -195,36 +195,54 @@ def _where(where: str | None) -> tuple[int | None, int | None, int | None]:
     return int(m.group(1)), int(m.group(2) or 0), int(m.group(3))
 
 
-def _figure(num: str, unit: str) -> float | None:
-    factor = _UNIT_FACTORS.get(unit.lower())
-    return float(num) * factor[0] if factor is not None else None
-
-
-def _spark_stats(name: str, text: str) -> ParsedMetric | None:
-    """Stats in Spark's own form (:data:`_SPARK_STATS_RE`), else None."""
-    sm = _SPARK_STATS_RE.fullmatch(text)
+def _spark_stats(name: str, text: str, pos: int = 0) -> ParsedMetric | None:
+    """Stats in Spark's own form (:data:`_SPARK_STATS_RE`) from ``text[pos:]``, else None."""
+    sm = _SPARK_STATS_RE.fullmatch(text, pos)
     if sm is None:
         return None
     num, unit, mn, mn_unit, med, med_unit, mx, mx_unit, stage, attempt, task = sm.groups()
-    factor = _UNIT_FACTORS.get(unit.lower())
+    factors = _UNIT_FACTORS
+    factor = factors.get(unit.lower())
     if factor is None:
         return None
+    # (the figures' factors looked up here rather than in a helper: this runs for most metrics)
+    mn_f, med_f, mx_f = (
+        factors.get(mn_unit.lower()),
+        factors.get(med_unit.lower()),
+        factors.get(mx_unit.lower()),
+    )
     return ParsedMetric(
         name,
         factor[1],
         float(num) * factor[0],
-        _figure(mn, mn_unit),
-        _figure(med, med_unit),
-        _figure(mx, mx_unit),
+        float(mn) * mn_f[0] if mn_f is not None else None,
+        float(med) * med_f[0] if med_f is not None else None,
+        float(mx) * mx_f[0] if mx_f is not None else None,
         int(stage) if stage else None,
         int(attempt or 0) if stage else None,
         int(task) if stage else None,
     )
 
 
+#: The first line of a size or timing metric of several tasks as Spark 3.1+ prints it.
+_SPARK_HEADER = "total (min, med, max (stageId: taskId))\n"
+
+
 def parse_metric(raw_name: str, raw_value: object) -> ParsedMetric:
     """One ``{name, value}`` pair of a node; never raises."""
-    name, hint = canonical_metric_name(str(raw_name))
+    name, hint = canonical_metric_name(raw_name if type(raw_name) is str else str(raw_name))
+    if type(raw_value) is str:
+        # The two forms nearly every value has, read without the general path's tests (which
+        # give the same answer for them): a plain total, and Spark's stats after its header.
+        if "(" not in raw_value:
+            total, unit = parse_quantity(raw_value.strip())
+            if total is None:
+                return ParsedMetric(name, UNKNOWN, None, raw=raw_value[:RAW_METRIC_KEEP_CHARS])
+            return ParsedMetric(name, hint if (unit == COUNT and hint) else unit, total)
+        if raw_value.startswith(_SPARK_HEADER):
+            spark = _spark_stats(name, raw_value, len(_SPARK_HEADER))
+            if spark is not None:
+                return spark
     raw = str(raw_value if raw_value is not None else "")
     text = raw.strip()
     header = ""

@@ -24,7 +24,7 @@ PLAN_PARSE_MAX_CHARS = 8 * 1024 * 1024
 FIELD_KEEP_CHARS = 4000
 
 
-@dataclass
+@dataclass(slots=True)
 class TreeOp:
     """One line of a plan tree: an operator (``op_id`` is its ``(n)``) or a section marker."""
 
@@ -43,7 +43,7 @@ class TreeOp:
         return op_key(self.name)
 
 
-@dataclass
+@dataclass(slots=True)
 class OpDetail:
     """One ``(n) Name [codegen id : k]`` block: its ``Key: value`` lines (``Output [2]:`` -> ``Output``)."""
 
@@ -110,13 +110,16 @@ class PlanText:
 
 
 def _is_exchange(name: str) -> bool:
-    first = name.split(" ")[0]
+    first = name.partition(" ")[0]
     return ("Exchange" in first and first != "ReusedExchange") or first == "Subquery"
 
 
 def _executed_children(op: TreeOp) -> list[TreeOp]:
-    if not any(c.marker for c in op.children):
-        return op.children  # (not changed by the caller)
+    for c in op.children:
+        if c.marker:
+            break
+    else:
+        return op.children  # no marker among them (not changed by the caller)
     markers = {c.marker: c for c in op.children if c.marker}
     plain = [c for c in op.children if not c.marker]
     for wanted in ("Final Plan", "Current Plan", "Initial Plan"):
@@ -149,11 +152,42 @@ _TREE_CHARS = " :|+-"  # the drawing left of an operator's name
 _OP_ID_RE = re.compile(r"\((\d+)\)")
 _STATS_TEXT_RE = re.compile(r"Statistics\(sizeInBytes=([^,)]+)(?:,\s*rowCount=([^,)]+))?")
 _DETAIL_HEAD_RE = re.compile(r"^\((\d+)\)\s+(.*?)\s*(?:\[codegen id\s*:\s*(\d+)\])?\s*$")
-# a key ends on a letter (its trailing blanks go to the separator), read greedily
-_FIELD_RE = re.compile(r"^([A-Z](?:[A-Za-z ]*[A-Za-z])?)(?:\s*\[\d+\])?\s*:\s?(.*)$")
+# a key ends on a letter (its trailing blanks go to the separator), read greedily; a key has at
+# most 40 characters (a longer "key" is text of the field before)
+_FIELD_RE = re.compile(r"^([A-Z](?:[A-Za-z ]{0,38}[A-Za-z])?)(?:\s*\[\d+\])?\s*:\s?(.*)$")
+# The same on each line of a block (re.M; blanks are [^\S\n], so that no match runs past its line),
+# with the blanks around the line left out as line.strip() leaves them out.
+_B = r"[^\S\n]"
+_FIELD_LINES_RE = re.compile(
+    rf"^{_B}*([A-Z](?:[A-Za-z ]{{0,38}}[A-Za-z])?)(?:{_B}*\[\d+\])?{_B}*:{_B}?(.*\S)?{_B}*$", re.M
+)
 _SUBQ_HEAD_RE = re.compile(
     r"^Subquery:\d+\s+Hosting operator id\s*=\s*(\d+)\s+Hosting Expression\s*=\s*(.*)$"
 )
+_CODEGEN_RE = re.compile(r"\[codegen id\s*:\s*(\d+)\]")
+
+
+def _detail_head(line: str) -> tuple[int, str, int | None] | None:
+    """(id, name, codegen id) of a line ``(n) Name [codegen id : k]`` that holds no newline: what
+    :data:`_DETAIL_HEAD_RE` matches, read with str methods (its lazy name costs a try at every
+    character of the name)."""
+    close = line.find(")")
+    digits = line[1:close]
+    if line[:1] != "(" or not digits.isdecimal():  # (isdecimal: what \d is in a str pattern)
+        return None
+    rest = line[close + 1 :]
+    if not rest[:1].isspace():
+        return None
+    name = rest.strip()
+    # the codegen id is the last bracket, and only when it ends the line
+    if name.endswith("]"):
+        bracket = name.rfind("[")
+        m = _CODEGEN_RE.fullmatch(name, bracket)
+        if m is not None:
+            return int(digits), name[:bracket].rstrip(), int(m.group(1))
+    return int(digits), name, None
+
+
 _SECTIONS = {"Final Plan": "final", "Initial Plan": "initial", "Current Plan": "current"}
 
 
@@ -165,23 +199,57 @@ def parse_plan(text: str) -> PlanText:
         notes.append(
             f"plan text of {len(text):,} chars: only the first {PLAN_PARSE_MAX_CHARS:,} read"
         )
-    lines = text[:PLAN_PARSE_MAX_CHARS].split("\n")
+    read = text[:PLAN_PARSE_MAX_CHARS]
+    lines = read.split("\n")
     n = len(lines)
     i = 0
     while i < n and not lines[i].strip():
         i += 1
     if i < n and lines[i].strip().startswith("== "):
         i += 1  # "== Physical Plan =="
-    tree_lines: list[str] = []
+    tree_start = i
     while i < n and lines[i].strip():
-        tree_lines.append(lines[i])
         i += 1
-    roots = _parse_tree(tree_lines, notes)
+    roots, adaptive = _parse_tree(lines[tree_start:i], notes)
     subqueries: list[PlanSubquery] = []
     details: dict[int, OpDetail] = {}
+    in_subqueries = False
+    # The rest, after the blank line that ends the tree: blocks between empty lines. An empty
+    # line ends the block being read, so each block reads alone (only "in the subqueries"
+    # carries over), and its empty first or last lines change nothing.
+    rest = read[sum(map(len, lines[: i + 1])) + i + 1 :]
+    fields_findall = _FIELD_LINES_RE.findall
+    for block in rest.split("\n\n"):
+        block = block.strip("\n")
+        # Nearly every block is an operator's head and "Key: value" lines: read by two regular
+        # expressions instead of line by line, when every line below the head is a field (no
+        # continued value) short enough to be kept whole.
+        if not in_subqueries and len(block) <= FIELD_KEEP_CHARS:
+            head, _, body = block.partition("\n")
+            parts = _detail_head(head.strip())
+            if parts is not None:
+                pairs = fields_findall(body) if body else []
+                if len(pairs) == (body.count("\n") + 1 if body else 0):
+                    op_id, name, codegen_id = parts
+                    details.setdefault(op_id, OpDetail(op_id, name[:500], codegen_id, dict(pairs)))
+                    continue
+        in_subqueries = _read_block(block.split("\n"), in_subqueries, details, subqueries, notes)
+    return PlanText(len(text), adaptive, roots, subqueries, details, notes)
+
+
+def _read_block(
+    lines: list[str],
+    in_subqueries: bool,
+    details: dict[int, OpDetail],
+    subqueries: list[PlanSubquery],
+    notes: list[str],
+) -> bool:
+    """Read one block line by line into ``details`` and ``subqueries``; returns whether the text
+    is in the subqueries section after it."""
     current: OpDetail | None = None
     last_field: str | None = None
-    in_subqueries = False
+    n = len(lines)
+    i = 0
     while i < n:
         line = lines[i]
         i += 1
@@ -196,49 +264,51 @@ def parse_plan(text: str) -> PlanText:
         # the head regexes only where their first characters are
         m = _SUBQ_HEAD_RE.match(stripped) if in_subqueries and stripped[0] == "S" else None
         if m:
-            sub_tree: list[str] = []
-            while i < n and lines[i].strip() and not _DETAIL_HEAD_RE.match(lines[i].strip()):
-                sub_tree.append(lines[i])
+            sub_start = i
+            while i < n and lines[i].strip() and _detail_head(lines[i].strip()) is None:
                 i += 1
-            sub_roots = _parse_tree(sub_tree, notes, section="subquery")
+            sub_roots = _parse_tree(lines[sub_start:i], notes, section="subquery")[0]
             root = sub_roots[0] if sub_roots else None
             subqueries.append(PlanSubquery(int(m.group(1)), m.group(2)[:500], root))
             current = None
             continue
-        m = _DETAIL_HEAD_RE.match(stripped) if stripped[0] == "(" else None
-        if m and (current is None or not line.startswith(" ")):
-            head_id, head_name, codegen = m.groups()
-            op_id = int(head_id)
-            current = OpDetail(op_id, head_name.strip()[:500], int(codegen) if codegen else None)
+        parts = _detail_head(stripped) if stripped[0] == "(" else None
+        if parts is not None and (current is None or not line.startswith(" ")):
+            op_id, name, codegen_id = parts
+            current = OpDetail(op_id, name[:500], codegen_id)
             details.setdefault(op_id, current)
             last_field = None
             continue
         if current is None:
             continue
         fm = _FIELD_RE.match(stripped)
-        key, value = fm.groups() if fm else ("", "")
-        if fm and len(key) <= 40:
-            last_field = key.strip()
+        if fm:  # (a key of over 40 characters does not match: the line continues the field)
+            last_field, value = fm.groups()
             current.fields[last_field] = value[:FIELD_KEEP_CHARS]
         elif last_field is not None:
             joined = current.fields[last_field] + "\n" + stripped
             current.fields[last_field] = joined[:FIELD_KEEP_CHARS]
-    adaptive = any(op.marker for op in walk(roots))
-    return PlanText(len(text), adaptive, roots, subqueries, details, notes)
+    return in_subqueries
 
 
-def _parse_tree(lines: list[str], notes: list[str], section: str = "plain") -> list[TreeOp]:
+def _parse_tree(
+    lines: list[str], notes: list[str], section: str = "plain"
+) -> tuple[list[TreeOp], bool]:
+    """The trees of ``lines``, and whether they hold a section marker (an adaptive plan)."""
     roots: list[TreeOp] = []
     stack: list[TreeOp] = []
+    adaptive = False
+    op_id_search, stats_search = _OP_ID_RE.search, _STATS_TEXT_RE.search
     for raw in lines:
         content = raw.lstrip(_TREE_CHARS)
         col = len(raw) - len(content)
         content = content.rstrip()
         if not content:
             continue
-        if content.startswith("== ") and content.endswith("=="):
+        if content[0] == "=" and content.startswith("== ") and content.endswith("=="):
             label = content.strip("= ").strip()
             marker = TreeOp(None, label, marker=label, column=col)
+            adaptive = adaptive or bool(label)
             # a marker belongs to the innermost open AdaptiveSparkPlan at or left of its column
             while stack and (
                 stack[-1].column > col or (stack[-1].column == col and stack[-1].marker)
@@ -258,27 +328,30 @@ def _parse_tree(lines: list[str], notes: list[str], section: str = "plain") -> l
             stack.append(marker)
             continue
         # "[* ]Name (id)rest": the first "(digits)" ends the name
-        m = _OP_ID_RE.search(content)
+        m = op_id_search(content)
+        size = rows = None
         if m:
             start = 1 if content[0] == "*" and content[1:2].isspace() else 0
-            op = TreeOp(int(m.group(1)), content[start : m.start()].strip()[:500], column=col)
-            rest = content[m.end() :]
-            sm = _STATS_TEXT_RE.search(rest) if rest else None
+            op_id: int | None = int(m.group(1))
+            name = content[start : m.start()].strip()[:500]
+            sm = stats_search(content, m.end())  # in what follows the id
             if sm:
-                op.stats_size_bytes = parse_quantity(sm.group(1))[0]
+                size = parse_quantity(sm.group(1))[0]
                 if sm.group(2):
-                    op.stats_rows = parse_quantity(sm.group(2))[0]
+                    rows = parse_quantity(sm.group(2))[0]
         else:
-            op = TreeOp(None, content.lstrip("* ").strip()[:500], column=col)
-        while stack and (
-            stack[-1].column > col or (stack[-1].column == col and not stack[-1].marker)
-        ):
-            stack.pop()
+            op_id, name = None, content.lstrip("* ").strip()[:500]
+        while stack:
+            top = stack[-1]
+            if top.column > col or (top.column == col and not top.marker):
+                stack.pop()
+            else:
+                break
         if stack:
-            op.section = stack[-1].section
+            op = TreeOp(op_id, name, None, stack[-1].section, size, rows, [], col)
             stack[-1].children.append(op)
         else:
-            op.section = section
+            op = TreeOp(op_id, name, None, section, size, rows, [], col)
             roots.append(op)
         stack.append(op)
-    return roots
+    return roots, adaptive
