@@ -186,12 +186,16 @@ class HeuristicResult:
             if self.details is None
             else {
                 "columns": list(self.details.columns),
-                "rows": [[_json_scalar(v) for v in row] for row in self.details.rows],
+                # A non-finite float cell is stored as None, as _json_float does for the value.
+                "rows": [
+                    [None if isinstance(v, float) and not math.isfinite(v) else v for v in row]
+                    for row in self.details.rows
+                ],
             },
             "advice": self.advice,
             "impact": None if self.impact is None else self.impact.to_dict(),
-            "conf": [[key, value] for key, value in self.conf],
-            "stages": [[stage, attempt] for stage, attempt in self.stages],
+            "conf": [[key, value] for key, value in self.conf] if self.conf else [],
+            "stages": [[stage, attempt] for stage, attempt in self.stages] if self.stages else [],
         }
         if thresholds:
             out["thresholds"] = dict(self.thresholds)
@@ -282,12 +286,6 @@ def _json_float(value: float | None) -> float | None:
     return value
 
 
-def _json_scalar(value: object) -> object:
-    if isinstance(value, float):
-        return _json_float(value)
-    return value
-
-
 def app_severity(results: Iterable[HeuristicResult]) -> Severity:
     """The application's severity: the worst of its results (NONE if there are none)."""
     return max((r.severity for r in results), default=Severity.NONE)
@@ -320,23 +318,27 @@ class Outcome:
     ) -> HeuristicResult:
         """The stored result, enforcing the rules: the severity is the pattern's capped by
         ``cost_cap`` (None: no cap); advice, settings, impact and stages only above NONE."""
-        pattern = Severity(self.severity)
-        cap = None if cost_cap is None or not self.cost_capped else Severity(cost_cap)
+        # Severity(x) of a Severity is x itself: the conversions only for plain ints.
+        pattern = self.severity if type(self.severity) is Severity else Severity(self.severity)
+        if cost_cap is None or not self.cost_capped:
+            cap = None
+        else:
+            cap = cost_cap if type(cost_cap) is Severity else Severity(cost_cap)
         severity = pattern if cap is None else min(pattern, cap)
-        reported = severity > Severity.NONE
+        reported = severity > 0
         return HeuristicResult(
-            name=name,
-            severity=severity,
-            value=self.value,
-            title=self.title,
-            thresholds=thresholds,
-            details=self.details,
-            advice=self.advice if reported else "",
-            impact=self.impact if reported else None,
-            pattern_severity=pattern,
-            cost_cap=cap if pattern > Severity.NONE else None,
-            conf=tuple((str(k), str(v)) for k, v in self.conf) if reported else (),
-            stages=tuple((int(s), int(a)) for s, a in self.stages) if reported else (),
+            name,
+            severity,
+            self.value,
+            self.title,
+            thresholds,
+            self.details,
+            self.advice if reported else "",
+            self.impact if reported else None,
+            pattern,
+            cap if pattern > 0 else None,
+            tuple((str(k), str(v)) for k, v in self.conf) if reported and self.conf else (),
+            tuple((int(s), int(a)) for s, a in self.stages) if reported and self.stages else (),
         )
 
 

@@ -192,5 +192,5 @@ def fmt_count(n: int, noun: str) -> str:
 
 
 def round2(value: float) -> float:
-    """Round for display tables, keeping infinities JSON-safe via _json_scalar."""
+    """Round for display tables, keeping infinities (stored as None by HeuristicResult.to_dict)."""
     return value if math.isinf(value) else round(value, 2)
