@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import IntEnum
+from operator import attrgetter
 from typing import Any
 
 
@@ -175,28 +177,7 @@ class HeuristicResult:
         """JSON-able form; inverse of from_dict. Storage leaves out the thresholds
         (``thresholds=False``): they are the params of the config the results were computed
         under, which the reader has."""
-        out: dict[str, object] = {
-            "name": self.name,
-            "severity": int(self.severity),
-            "pattern_severity": int(self.pattern_severity or 0),
-            "cost_cap": None if self.cost_cap is None else int(self.cost_cap),
-            "value": _json_float(self.value),
-            "title": self.title,
-            "details": None
-            if self.details is None
-            else {
-                "columns": list(self.details.columns),
-                # A non-finite float cell is stored as None, as _json_float does for the value.
-                "rows": [
-                    [None if isinstance(v, float) and not math.isfinite(v) else v for v in row]
-                    for row in self.details.rows
-                ],
-            },
-            "advice": self.advice,
-            "impact": None if self.impact is None else self.impact.to_dict(),
-            "conf": [[key, value] for key, value in self.conf] if self.conf else [],
-            "stages": [[stage, attempt] for stage, attempt in self.stages] if self.stages else [],
-        }
+        out = stored_form(_fields_of(self))
         if thresholds:
             out["thresholds"] = dict(self.thresholds)
         return out
@@ -237,6 +218,42 @@ class HeuristicResult:
             conf=tuple((str(k), str(v)) for k, v in data.get("conf") or ()),
             stages=tuple((int(s), int(a)) for s, a in data.get("stages") or ()),
         )
+
+
+#: A HeuristicResult's fields in order (name, severity, value, title, thresholds, details,
+#: advice, impact, pattern severity, cost cap, settings, stages), as a tuple.
+ResultFields = tuple[Any, ...]
+#: The fields of a HeuristicResult, read in one call.
+_fields_of = attrgetter(*(f.name for f in dataclasses.fields(HeuristicResult)))
+
+
+def stored_form(fields: ResultFields) -> dict[str, object]:
+    """The JSON-able form of the result with these fields, without its thresholds: what
+    :meth:`HeuristicResult.to_dict` gives, from the fields alone (scoring stores this form and
+    need not build the result first)."""
+    name, severity, value, title, _, details, advice, impact, pattern, cap, conf, stages = fields
+    return {
+        "name": name,
+        "severity": int(severity),
+        "pattern_severity": int(pattern or 0),
+        "cost_cap": None if cap is None else int(cap),
+        "value": _json_float(value),
+        "title": title,
+        "details": None
+        if details is None
+        else {
+            "columns": list(details.columns),
+            # A non-finite float cell is stored as None, as _json_float does for the value.
+            "rows": [
+                [None if isinstance(v, float) and not math.isfinite(v) else v for v in row]
+                for row in details.rows
+            ],
+        },
+        "advice": advice,
+        "impact": None if impact is None else impact.to_dict(),
+        "conf": [[key, value] for key, value in conf] if conf else [],
+        "stages": [[stage, attempt] for stage, attempt in stages] if stages else [],
+    }
 
 
 def cost_text(impact: Impact | None) -> str:
@@ -318,6 +335,12 @@ class Outcome:
     ) -> HeuristicResult:
         """The stored result, enforcing the rules: the severity is the pattern's capped by
         ``cost_cap`` (None: no cap); advice, settings, impact and stages only above NONE."""
+        return HeuristicResult(*self.result_fields(name, thresholds, cost_cap))
+
+    def result_fields(
+        self, name: str, thresholds: Mapping[str, object], cost_cap: Severity | None = None
+    ) -> ResultFields:
+        """The fields of :meth:`to_result`'s result, in order (see :func:`stored_form`)."""
         # Severity(x) of a Severity is x itself: the conversions only for plain ints.
         pattern = self.severity if type(self.severity) is Severity else Severity(self.severity)
         if cost_cap is None or not self.cost_capped:
@@ -326,7 +349,7 @@ class Outcome:
             cap = cost_cap if type(cost_cap) is Severity else Severity(cost_cap)
         severity = pattern if cap is None else min(pattern, cap)
         reported = severity > 0
-        return HeuristicResult(
+        return (
             name,
             severity,
             self.value,
