@@ -21,6 +21,8 @@ class Severity(IntEnum):
     CRITICAL = 4
 
 
+_NONE, _LOW, _MODERATE, _SEVERE, _CRITICAL = Severity
+
 ASCENDING = "ascending"
 DESCENDING = "descending"
 #: Names of the levels a threshold sets, from the enum (the Thresholds fields carry the same names).
@@ -69,25 +71,26 @@ class Thresholds:
         """Severity of a measured value; None and NaN give NONE.
 
         The levels are ordered (checked at construction), so the first bound hit from the
-        critical end down is the highest one hit.
+        critical end down is the highest one hit. (The members are read from module names:
+        ``Severity.NONE`` looks each up through the enum's class.)
         """
         if value is None or value != value:  # None or NaN
-            return Severity.NONE
+            return _NONE
         if self.direction == ASCENDING:
             if value >= self.critical:
-                return Severity.CRITICAL
+                return _CRITICAL
             if value >= self.severe:
-                return Severity.SEVERE
+                return _SEVERE
             if value >= self.moderate:
-                return Severity.MODERATE
-            return Severity.LOW if value >= self.low else Severity.NONE
+                return _MODERATE
+            return _LOW if value >= self.low else _NONE
         if value <= self.critical:
-            return Severity.CRITICAL
+            return _CRITICAL
         if value <= self.severe:
-            return Severity.SEVERE
+            return _SEVERE
         if value <= self.moderate:
-            return Severity.MODERATE
-        return Severity.LOW if value <= self.low else Severity.NONE
+            return _MODERATE
+        return _LOW if value <= self.low else _NONE
 
     def to_dict(self) -> dict[str, object]:
         """JSON-able form including the direction."""
@@ -223,14 +226,11 @@ class HeuristicResult:
 #: A HeuristicResult's fields in order (name, severity, value, title, thresholds, details,
 #: advice, impact, pattern severity, cost cap, settings, stages), as a tuple.
 ResultFields = tuple[Any, ...]
-#: The fields of a HeuristicResult, read in one call.
 _fields_of = attrgetter(*(f.name for f in dataclasses.fields(HeuristicResult)))
 
 
 def stored_form(fields: ResultFields) -> dict[str, object]:
-    """The JSON-able form of the result with these fields, without its thresholds: what
-    :meth:`HeuristicResult.to_dict` gives, from the fields alone (scoring stores this form and
-    need not build the result first)."""
+    """:meth:`HeuristicResult.to_dict` without thresholds, from the result's fields alone."""
     name, severity, value, title, _, details, advice, impact, pattern, cap, conf, stages = fields
     return {
         "name": name,
@@ -341,12 +341,9 @@ class Outcome:
         self, name: str, thresholds: Mapping[str, object], cost_cap: Severity | None = None
     ) -> ResultFields:
         """The fields of :meth:`to_result`'s result, in order (see :func:`stored_form`)."""
-        # Severity(x) of a Severity is x itself: the conversions only for plain ints.
+        # Severity(x) of a Severity is x itself: converted only when a plain int.
         pattern = self.severity if type(self.severity) is Severity else Severity(self.severity)
-        if cost_cap is None or not self.cost_capped:
-            cap = None
-        else:
-            cap = cost_cap if type(cost_cap) is Severity else Severity(cost_cap)
+        cap = None if cost_cap is None or not self.cost_capped else Severity(cost_cap)
         severity = pattern if cap is None else min(pattern, cap)
         reported = severity > 0
         return (
@@ -382,7 +379,9 @@ def make_result(
     (stage id, attempt id) pairs the finding is about, worst first. The registry adds name and
     thresholds, caps the severity by the cost in ``impact`` (unless ``cost_capped`` is False),
     and drops advice, settings, impact and stages at NONE."""
-    return Outcome(
+    # As Outcome(...), minus the frozen __init__'s object.__setattr__ per field (~2 us each).
+    out = object.__new__(Outcome)
+    out.__dict__.update(
         severity=severity,
         value=value,
         title=title,
@@ -393,8 +392,9 @@ def make_result(
         stages=tuple(stages),
         cost_capped=cost_capped,
     )
+    return out
 
 
 def no_data(title: str) -> Outcome:
     """A NONE outcome whose title says what data was missing."""
-    return Outcome(severity=Severity.NONE, value=None, title=title)
+    return make_result(severity=_NONE, value=None, title=title)
