@@ -26,6 +26,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from itertools import accumulate
 
 from heuristics.appdata import AppData, StageSummary
@@ -148,7 +149,7 @@ def _groups(
         values = approximate_task_values(dist, metric, n)
         sums = list(accumulate(values, initial=0.0))
         prefix_sum: Callable[[int], float] = sums.__getitem__
-        count_below: Callable[[float], int] = lambda m: bisect_left(values, m)  # noqa: E731
+        count_below: Callable[[float], int] = partial(bisect_left, values)
     else:
         tasks = TaskCurve(dist, metric, n)
         prefix_sum, count_below = tasks.prefix_sum, tasks.count_below

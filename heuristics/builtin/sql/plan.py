@@ -346,8 +346,8 @@ def scan_of(node: SqlPlanNode) -> Scan | None:
     if loc:
         m = _LOC_RE.match(loc.strip())
         if m:
-            raw = m.group("paths").rstrip("]").split(", ")
-            paths = tuple(p.strip() for p in raw if p.strip() and not p.strip().startswith("..."))
+            raw = [p.strip() for p in m.group("paths").rstrip("]").split(", ")]
+            paths = tuple(p for p in raw if p and not p.startswith("..."))
     read: dict[str, str] = {}
     schema = node.detail.get("ReadSchema", "")
     if schema.startswith("struct<") and schema.endswith(">"):
