@@ -252,6 +252,7 @@ def strip_attr_ids(text: str) -> str:
 
 
 _LIST_MARKS = re.compile(r"[,'\"`()\[\]{}]")
+_NESTING = re.compile(r"['\"`()\[\]{}]")
 
 
 def split_list(value: str) -> list[str]:
@@ -262,6 +263,8 @@ def split_list(value: str) -> list[str]:
         text = text[1:-1]
     elif text.startswith("["):
         text = text[1:]  # cut by spark.sql.maxMetadataStringLength ("...")
+    if _NESTING.search(text) is None:  # no quote or bracket: every comma separates two items
+        return [item for item in map(str.strip, text.split(",")) if item]
     out: list[str] = []
     depth = 0
     quote: str | None = None
