@@ -50,6 +50,8 @@ def approximate_task_values(dist: TaskDistribution, key: str, num_tasks: int) ->
     if num_tasks == 1:
         single = quantile_value(dist, key, 0.5)
         return [] if single is None else [single]
+    if len(qs) >= 2:
+        return _sample_curve(qs, values, num_tasks)
     # One pass over the sorted sample points and the quantile grid together.
     out: list[float] = []
     last = len(qs) - 1
@@ -68,6 +70,36 @@ def approximate_task_values(dist: TaskDistribution, key: str, num_tasks: int) ->
         span = qs[j] - qs[j - 1]
         frac = 0.0 if span <= 0 else (q - qs[j - 1]) / span
         out.append(float(values[j - 1] + frac * (values[j] - values[j - 1])))
+    return out
+
+
+def _sample_curve(qs: Sequence[float], values: Sequence[float], num_tasks: int) -> list[float]:
+    """The loop of :func:`approximate_task_values` for a grid of two quantiles or more, the same
+    values computed the same way: the stretch of the curve a sample point falls in (its ends,
+    span and rise) is looked up again only when the point passes the stretch's upper end."""
+    out: list[float] = []
+    append = out.append
+    last = len(qs) - 1
+    step = 1.0 / (num_tasks - 1)
+    start, first_value, last_value = qs[0], float(values[0]), float(values[-1])
+    j = 1
+    low, high, base = qs[0], qs[1], values[0]
+    span, rise = high - low, values[1] - base
+    for i in range(num_tasks):
+        q = i * step
+        if q <= start:
+            append(first_value)
+            continue
+        if q > high:
+            while j < last and q > qs[j]:
+                j += 1
+            low, high, base = qs[j - 1], qs[j], values[j - 1]
+            span, rise = high - low, values[j] - base
+            if q > high:
+                append(last_value)
+                continue
+        frac = 0.0 if span <= 0 else (q - low) / span
+        append(float(base + frac * rise))
     return out
 
 
@@ -192,5 +224,5 @@ def fmt_count(n: int, noun: str) -> str:
 
 
 def round2(value: float) -> float:
-    """Round for display tables, keeping infinities JSON-safe via _json_scalar."""
+    """Round for display tables, keeping infinities (stored as None by HeuristicResult.to_dict)."""
     return value if math.isinf(value) else round(value, 2)

@@ -26,6 +26,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from itertools import accumulate
 
 from heuristics.appdata import AppData, StageSummary
@@ -148,7 +149,7 @@ def _groups(
         values = approximate_task_values(dist, metric, n)
         sums = list(accumulate(values, initial=0.0))
         prefix_sum: Callable[[int], float] = sums.__getitem__
-        count_below: Callable[[float], int] = lambda m: bisect_left(values, m)  # noqa: E731
+        count_below: Callable[[float], int] = partial(bisect_left, values)
     else:
         tasks = TaskCurve(dist, metric, n)
         prefix_sum, count_below = tasks.prefix_sum, tasks.count_below
@@ -174,13 +175,15 @@ def evaluate(app: AppData, params: Params) -> Outcome:
     stages = [s for s in app.stages if s.distribution is not None and s.status != "SKIPPED"]
     if not stages:
         return no_data("No task distributions available")
-    worst: tuple[tuple[int, float], str, StageSummary, str] | None = None
+    worst: tuple[tuple[int, float], tuple[float, float, int, int], StageSummary, str] | None = None
     severity_all = Severity.NONE
     rows: list[tuple[object, ...]] = []
     flagged: dict[tuple[int, int], tuple[tuple[int, float], StageSummary]] = {}
     wall_ms = 0.0
     core_ms = 0.0
     for stage in stages:
+        if stage.num_tasks < 2:
+            continue  # one task forms no groups (_groups gives None for every metric)
         count_cap = params.num_tasks.severity_of(stage.num_tasks)
         stage_severity = Severity.NONE
         time_groups = None
@@ -193,17 +196,9 @@ def evaluate(app: AppData, params: Params) -> Outcome:
             low_mean, high_mean, n_low, n_high = groups
             ratio = safe_ratio(high_mean, low_mean)
             severity = min(params.group_mean_ratio.severity_of(ratio), count_cap)
-            fmt = fmt_ms if metric.endswith("_ms") else fmt_bytes
             key = (int(severity), ratio)
             if worst is None or key > worst[0]:
-                worst = (
-                    key,
-                    f"Stage {stage.stage_id} {METRIC_WORDS[metric]}: heavy group mean "
-                    f"{fmt_ratio(ratio)} light ({fmt(high_mean)} vs {fmt(low_mean)}, "
-                    f"{n_high} of {stage.num_tasks} tasks)",
-                    stage,
-                    metric,
-                )
+                worst = (key, groups, stage, metric)
             severity_all = max(severity_all, severity)
             if severity == Severity.NONE:
                 continue
@@ -228,12 +223,13 @@ def evaluate(app: AppData, params: Params) -> Outcome:
             flagged[(stage.stage_id, stage.attempt_id)] = ((int(stage_severity), stage_wall), stage)
     if worst is None:
         return no_data("No stage whose tasks differ enough to form two groups")
+    title = _title(worst[0][1], worst[1], worst[2], worst[3])
     if severity_all == Severity.NONE:
         # Below every threshold (or too few tasks to matter): say so before the measurement.
         return make_result(
             severity=Severity.NONE,
             value=worst[0][1],
-            title=f"No group skew of concern; largest: {worst[1][0].lower()}{worst[1][1:]}",
+            title=f"No group skew of concern; largest: {title[0].lower()}{title[1:]}",
         )
     details = Details(
         (
@@ -262,12 +258,25 @@ def evaluate(app: AppData, params: Params) -> Outcome:
     return make_result(
         severity=severity_all,
         value=worst[0][1],
-        title=worst[1],
+        title=title,
         details=details,
         advice=advice,
         impact=impact,
         conf=conf,
         stages=ordered_refs(flagged.values()),
+    )
+
+
+def _title(
+    ratio: float, groups: tuple[float, float, int, int], stage: StageSummary, metric: str
+) -> str:
+    """The finding of the worst stage and metric in words (written once, for the worst)."""
+    low_mean, high_mean, _, n_high = groups
+    fmt = fmt_ms if metric.endswith("_ms") else fmt_bytes
+    return (
+        f"Stage {stage.stage_id} {METRIC_WORDS[metric]}: heavy group mean "
+        f"{fmt_ratio(ratio)} light ({fmt(high_mean)} vs {fmt(low_mean)}, "
+        f"{n_high} of {stage.num_tasks} tasks)"
     )
 
 

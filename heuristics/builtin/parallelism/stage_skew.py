@@ -86,7 +86,7 @@ def evaluate(app: AppData, params: Params) -> Outcome:
         return no_data("No task distributions available")
     slots = total_task_cores(app)
     judged = 0
-    worst: tuple[Severity, float, float, str, StageSummary] | None = None
+    worst: tuple[Severity, float, float, tuple[float, float], StageSummary] | None = None
     worst_severity = Severity.NONE
     rows: list[tuple[object, ...]] = []
     flagged: list[tuple[tuple[int, float], StageSummary, str, float, float]] = []
@@ -105,11 +105,7 @@ def evaluate(app: AppData, params: Params) -> Outcome:
         severity = params.task_time_ratio.severity_of(ratio)
         straggler_ms = top - med
         if worst is None or (severity, straggler_ms, ratio) > worst[:3]:
-            title = (
-                f"Stage {stage.stage_id} max task {fmt_ratio(ratio)} median "
-                f"({fmt_ms(top)} vs {fmt_ms(med)})"
-            )
-            worst = (severity, straggler_ms, ratio, title, stage)
+            worst = (severity, straggler_ms, ratio, (top, med), stage)  # its title written last
         worst_severity = max(worst_severity, severity)
         if severity == Severity.NONE:
             continue
@@ -140,11 +136,16 @@ def evaluate(app: AppData, params: Params) -> Outcome:
         core_ms += straggler_ms * max(0, min(slots, stage.num_tasks) - 1)
     if judged == 0 or worst is None:
         return no_data("No stage with task times to compare")
+    top, med = worst[3]
+    title = (
+        f"Stage {worst[4].stage_id} max task {fmt_ratio(worst[2])} median "
+        f"({fmt_ms(top)} vs {fmt_ms(med)})"
+    )
     if worst_severity == Severity.NONE:
         return make_result(
             severity=Severity.NONE,
             value=worst[2],
-            title=f"No stage skew; largest: {worst[3][0].lower()}{worst[3][1:]}",
+            title=f"No stage skew; largest: {title[0].lower()}{title[1:]}",
         )
     details = Details(
         (
@@ -172,7 +173,7 @@ def evaluate(app: AppData, params: Params) -> Outcome:
     return make_result(
         severity=worst_severity,
         value=worst[2],
-        title=worst[3],
+        title=title,
         details=details,
         advice=advice,
         impact=impact,

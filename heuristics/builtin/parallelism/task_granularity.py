@@ -176,7 +176,8 @@ def evaluate(app: AppData, params: Params) -> Outcome:
     slots = total_task_cores(app)
     target = advisory_size(app)
     severity_all = Severity.NONE
-    worst: tuple[tuple[int, float], str] | None = None
+    # The worst stage's key and what its title says (written once, at the end).
+    worst: tuple[tuple[int, float], StageSummary, float, str, int, float | None] | None = None
     rows: list[tuple[object, ...]] = []
     flagged: list[tuple[tuple[int, float], StageSummary, str, int]] = []
     wall_ms = 0.0
@@ -189,24 +190,18 @@ def evaluate(app: AppData, params: Params) -> Outcome:
         if stage.num_tasks > params.tiny_min_tasks_per_slot * slots:
             kind = TINY
             severity, suggested, extra_core, extra_wall = _tiny(target, stage, med, slots, params)
-            shape = ""
+            share: float | None = None
         elif stage.num_tasks <= slots:
             kind = LONG
             severity, suggested, extra_core, extra_wall, share = _long(
                 app, target, stage, med, slots, params
             )
-            shape = f", {share:.0%} of the application's wall time"
         else:
             continue  # within Spark's recommended tasks per slot: nothing to judge
         judged += 1
         key = (int(severity), extra_wall + extra_core / slots)
         if worst is None or key > worst[0]:
-            worst = (
-                key,
-                f"Stage {stage.stage_id}: {fmt_count(stage.num_tasks, 'task')} with median "
-                f"{fmt_ms(med)} ({kind}, {fmt_count(slots, 'task slot')}{shape}); suggest "
-                f"{suggested} partitions",
-            )
+            worst = (key, stage, med, kind, suggested, share)
         severity_all = max(severity_all, severity)
         if severity == Severity.NONE:
             continue
@@ -247,12 +242,24 @@ def evaluate(app: AppData, params: Params) -> Outcome:
     return make_result(
         severity=severity_all,
         value=_median_ms(best[1]),
-        title=worst[1],
+        title=_title(*worst[1:], slots),
         details=details,
         advice=advice,
         impact=impact,
         conf=conf,
         stages=ordered_refs((f[0], f[1]) for f in flagged),
+    )
+
+
+def _title(
+    stage: StageSummary, med: float, kind: str, suggested: int, share: float | None, slots: int
+) -> str:
+    """The worst stage's finding in words (``share`` of the wall time for few long tasks)."""
+    shape = "" if share is None else f", {share:.0%} of the application's wall time"
+    return (
+        f"Stage {stage.stage_id}: {fmt_count(stage.num_tasks, 'task')} with median "
+        f"{fmt_ms(med)} ({kind}, {fmt_count(slots, 'task slot')}{shape}); suggest "
+        f"{suggested} partitions"
     )
 
 

@@ -142,9 +142,8 @@ def evaluate(app: AppData, params: Params) -> Outcome:
     found = []
     for ex in app.sql_executions:
         g = graph(ex)
-        for node in g.ran():
-            scan = g.scan(node)
-            if scan is None or not scan.partition_columns or (scan.partitions or 0) < 2:
+        for node, scan in g.ran_scans():
+            if not scan.partition_columns or (scan.partitions or 0) < 2:
                 continue
             pf = scan.partition_filters or ()
             if any(not f.lower().startswith("isnotnull") for f in pf):

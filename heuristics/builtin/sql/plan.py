@@ -55,8 +55,9 @@ class ByIdentity(Generic[K, V]):
 
     def __call__(self, key: K) -> V:
         """``build(key)``, from the memo when ``key`` itself was asked about lately."""
-        memo: dict[int, tuple[K, V]] | None = getattr(self._local, "memo", None)
-        if memo is None:
+        try:
+            memo: dict[int, tuple[K, V]] = self._local.memo
+        except AttributeError:  # this thread's first call
             memo = self._local.memo = {}
         found = memo.get(id(key))
         if found is not None and found[0] is key:
@@ -73,12 +74,22 @@ class Graph:
 
     def __init__(self, ex: SqlExecutionSummary) -> None:
         self.ex = ex
-        self.nodes = {n.node_id: n for n in ex.nodes}
-        self._clusters = {n.name: n for n in ex.nodes if is_cluster(n)}
-        # Every check walks these; listed once per graph rather than filtered on each walk.
-        self._operators = [n for n in ex.nodes if not is_cluster(n)]
-        self._ran = [n for n in self._operators if ran(n)]
+        self.nodes: dict[int, SqlPlanNode] = {}
+        self._clusters: dict[str, SqlPlanNode] = {}
+        # Every check walks these; listed once per graph rather than filtered on each walk (one
+        # pass over the nodes; the tests of is_cluster and ran written out).
+        self._operators: list[SqlPlanNode] = []
+        self._ran: list[SqlPlanNode] = []
+        for n in ex.nodes:
+            self.nodes[n.node_id] = n
+            if n.name.startswith(_CLUSTER):
+                self._clusters[n.name] = n
+            else:
+                self._operators.append(n)
+                if not n.in_cached_plan and n.metrics:
+                    self._ran.append(n)
         self._scans: dict[int, Scan | None] = {}
+        self._ran_scans: list[tuple[SqlPlanNode, Scan]] | None = None
 
     def scan(self, node: SqlPlanNode) -> Scan | None:
         """:func:`scan_of` a node of this graph, read once."""
@@ -88,6 +99,13 @@ class Graph:
         if key not in self._scans:
             self._scans[key] = scan_of(node)
         return self._scans[key]
+
+    def ran_scans(self) -> list[tuple[SqlPlanNode, Scan]]:
+        """The operators that ran and are file scans, by node id, each with its :meth:`scan`
+        (listed once per graph: several checks read only the scans)."""
+        if self._ran_scans is None:
+            self._ran_scans = [(n, s) for n in self._ran if (s := self.scan(n)) is not None]
+        return self._ran_scans
 
     def operators(self) -> Iterator[SqlPlanNode]:
         """Nodes that are operators (codegen clusters left out), by node id."""
@@ -200,9 +218,12 @@ def _row_count(node: SqlPlanNode) -> float | None:
     return None
 
 
+_CLUSTER = "WholeStageCodegen"
+
+
 def is_cluster(node: SqlPlanNode) -> bool:
     """A `WholeStageCodegen (n)` cluster node rather than an operator."""
-    return node.name.startswith("WholeStageCodegen")
+    return node.name.startswith(_CLUSTER)
 
 
 def ran(node: SqlPlanNode) -> bool:
@@ -230,6 +251,10 @@ def strip_attr_ids(text: str) -> str:
     return _ATTR_RE.sub("", text)
 
 
+_LIST_MARKS = re.compile(r"[,'\"`()\[\]{}]")
+_NESTING = re.compile(r"['\"`()\[\]{}]")
+
+
 def split_list(value: str) -> list[str]:
     """`'[IsNotNull(a), GreaterThan(b,1)]'` -> `['IsNotNull(a)', 'GreaterThan(b,1)']`:
     split at top-level commas, quotes and brackets respected."""
@@ -238,30 +263,30 @@ def split_list(value: str) -> list[str]:
         text = text[1:-1]
     elif text.startswith("["):
         text = text[1:]  # cut by spark.sql.maxMetadataStringLength ("...")
+    if _NESTING.search(text) is None:  # no quote or bracket: every comma separates two items
+        return [item for item in map(str.strip, text.split(",")) if item]
     out: list[str] = []
     depth = 0
     quote: str | None = None
-    cur: list[str] = []
-    for ch in text:
+    start = 0  # where the current item begins
+    # Only the quotes, brackets and commas change the state: the text between them is skipped.
+    for m in _LIST_MARKS.finditer(text):
+        ch = m.group()
         if quote:
-            cur.append(ch)
             if ch == quote:
                 quote = None
-            continue
-        if ch in "'\"`":
+        elif ch in "'\"`":
             quote = ch
         elif ch in "([{":
             depth += 1
         elif ch in ")]}":
             depth = max(0, depth - 1)
-        elif ch == "," and depth == 0:
-            item = "".join(cur).strip()
+        elif depth == 0:  # a comma between items
+            item = text[start : m.start()].strip()
             if item:
                 out.append(item)
-            cur = []
-            continue
-        cur.append(ch)
-    item = "".join(cur).strip()
+            start = m.end()
+    item = text[start:].strip()
     if item:
         out.append(item)
     return out
@@ -324,8 +349,8 @@ def scan_of(node: SqlPlanNode) -> Scan | None:
     if loc:
         m = _LOC_RE.match(loc.strip())
         if m:
-            raw = m.group("paths").rstrip("]").split(", ")
-            paths = tuple(p.strip() for p in raw if p.strip() and not p.strip().startswith("..."))
+            raw = [p.strip() for p in m.group("paths").rstrip("]").split(", ")]
+            paths = tuple(p for p in raw if p and not p.startswith("..."))
     read: dict[str, str] = {}
     schema = node.detail.get("ReadSchema", "")
     if schema.startswith("struct<") and schema.endswith(">"):

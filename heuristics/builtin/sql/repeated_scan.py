@@ -32,7 +32,7 @@ from heuristics.builtin.sql.findings import (
     outcome,
     size,
 )
-from heuristics.builtin.sql.plan import Scan, graph, ran, strip_attr_ids
+from heuristics.builtin.sql.plan import Scan, graph, strip_attr_ids
 from heuristics.params import param
 from heuristics.result import Outcome, Severity, Thresholds
 
@@ -73,9 +73,8 @@ def evaluate(app: AppData, params: Params) -> Outcome:
     sources: dict[int, set[str]] = {}
     for ex in app.sql_executions:
         g = graph(ex)
-        for node in g.operators():
-            scan = g.scan(node)
-            if scan is None or not ran(node) or scan.bytes is None:
+        for _, scan in g.ran_scans():
+            if scan.bytes is None:
                 continue
             sources.setdefault(ex.execution_id, set()).add(scan.location_key)
             if scan.bytes >= params.min_scan_bytes:

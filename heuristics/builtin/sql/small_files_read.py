@@ -71,9 +71,8 @@ def evaluate(app: AppData, params: Params) -> Outcome:
     found = []
     for ex in app.sql_executions:
         g = graph(ex)
-        for node in g.ran():
-            scan = g.scan(node)
-            if scan is None or not scan.files or scan.bytes is None:
+        for node, scan in g.ran_scans():
+            if not scan.files or scan.bytes is None:
                 continue
             mean = scan.bytes / scan.files
             needed = max(1, math.ceil(scan.bytes / target), int(scan.partitions or 0))
