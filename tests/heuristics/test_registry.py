@@ -265,22 +265,6 @@ def test_raising_heuristic_becomes_internal_error() -> None:
     assert results[3].title.startswith("internal error: ValueError: 7 is not a valid Severity")
 
 
-def test_run_stored_is_run_one_in_its_stored_form() -> None:
-    # Scoring stores run_stored; pages read run_one: the same result, internal errors included.
-    def boom(app: object, params: object) -> Outcome:
-        raise ZeroDivisionError("division by zero")
-
-    def wrong(app: object, params: object) -> object:
-        return "not an outcome"
-
-    broken = build_registry({}, heuristics=[fake_module(f.__name__, f) for f in (boom, wrong)])
-    for registry in (build_registry({}), broken):
-        for app in (kitchen_sink_app(), make_app()):
-            for entry in registry.enabled:
-                stored = registry.run_stored(entry, app)
-                assert stored == registry.run_one(entry, app).to_dict(thresholds=False)
-
-
 def test_run_on_empty_app_gives_none_everywhere() -> None:
     results = build_registry({}).run(make_app(executors=()))
     assert all(r.severity == Severity.NONE for r in results)
