@@ -41,7 +41,7 @@ from heuristics.params import (
     params_to_dict,
     params_view,
 )
-from heuristics.result import HeuristicResult, Outcome, ResultFields, Severity, stored_form
+from heuristics.result import HeuristicResult, Outcome, Severity
 
 P = TypeVar("P")
 
@@ -296,23 +296,17 @@ class Registry:
     def run_one(self, entry: Entry, app: AppData) -> HeuristicResult:
         """Run one heuristic and cap its severity by its cost; one that raises (or returns no
         Outcome) yields a NONE internal-error result."""
-        return HeuristicResult(*self._run_fields(entry, app))
-
-    def run_stored(self, entry: Entry, app: AppData) -> dict[str, object]:
-        """``run_one(entry, app).to_dict(thresholds=False)``, without building the result."""
-        return stored_form(self._run_fields(entry, app))
-
-    def _run_fields(self, entry: Entry, app: AppData) -> ResultFields:
         thresholds = params_view(entry.params)
         try:
             outcome = entry.heuristic.evaluate(app, entry.params)
             if not isinstance(outcome, Outcome):
                 raise TypeError(f"evaluate returned {type(outcome).__name__}, not Outcome")
-            return outcome.result_fields(entry.name, thresholds, entry.caps.allowed(outcome.impact))
+            return outcome.to_result(entry.name, thresholds, entry.caps.allowed(outcome.impact))
         except Exception as exc:  # noqa: BLE001 - one broken heuristic must not hide the rest
             title = f"internal error: {type(exc).__name__}: {exc}"
-            error = Outcome(severity=Severity.NONE, value=None, title=title)
-            return error.result_fields(entry.name, thresholds)
+            return Outcome(severity=Severity.NONE, value=None, title=title).to_result(
+                entry.name, thresholds
+            )
 
     def run(self, app: AppData) -> list[HeuristicResult]:
         """Run every enabled heuristic, in catalog order."""

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import IntEnum
-from operator import attrgetter
 from typing import Any
 
 
@@ -20,8 +18,6 @@ class Severity(IntEnum):
     SEVERE = 3
     CRITICAL = 4
 
-
-_NONE, _LOW, _MODERATE, _SEVERE, _CRITICAL = Severity
 
 ASCENDING = "ascending"
 DESCENDING = "descending"
@@ -71,26 +67,25 @@ class Thresholds:
         """Severity of a measured value; None and NaN give NONE.
 
         The levels are ordered (checked at construction), so the first bound hit from the
-        critical end down is the highest one hit. (The members are read from module names:
-        ``Severity.NONE`` looks each up through the enum's class.)
+        critical end down is the highest one hit.
         """
         if value is None or value != value:  # None or NaN
-            return _NONE
+            return Severity.NONE
         if self.direction == ASCENDING:
             if value >= self.critical:
-                return _CRITICAL
+                return Severity.CRITICAL
             if value >= self.severe:
-                return _SEVERE
+                return Severity.SEVERE
             if value >= self.moderate:
-                return _MODERATE
-            return _LOW if value >= self.low else _NONE
+                return Severity.MODERATE
+            return Severity.LOW if value >= self.low else Severity.NONE
         if value <= self.critical:
-            return _CRITICAL
+            return Severity.CRITICAL
         if value <= self.severe:
-            return _SEVERE
+            return Severity.SEVERE
         if value <= self.moderate:
-            return _MODERATE
-        return _LOW if value <= self.low else _NONE
+            return Severity.MODERATE
+        return Severity.LOW if value <= self.low else Severity.NONE
 
     def to_dict(self) -> dict[str, object]:
         """JSON-able form including the direction."""
@@ -180,7 +175,28 @@ class HeuristicResult:
         """JSON-able form; inverse of from_dict. Storage leaves out the thresholds
         (``thresholds=False``): they are the params of the config the results were computed
         under, which the reader has."""
-        out = stored_form(_fields_of(self))
+        out: dict[str, object] = {
+            "name": self.name,
+            "severity": int(self.severity),
+            "pattern_severity": int(self.pattern_severity or 0),
+            "cost_cap": None if self.cost_cap is None else int(self.cost_cap),
+            "value": _json_float(self.value),
+            "title": self.title,
+            "details": None
+            if self.details is None
+            else {
+                "columns": list(self.details.columns),
+                # A non-finite float cell is stored as None, as _json_float does for the value.
+                "rows": [
+                    [None if isinstance(v, float) and not math.isfinite(v) else v for v in row]
+                    for row in self.details.rows
+                ],
+            },
+            "advice": self.advice,
+            "impact": None if self.impact is None else self.impact.to_dict(),
+            "conf": [[key, value] for key, value in self.conf] if self.conf else [],
+            "stages": [[stage, attempt] for stage, attempt in self.stages] if self.stages else [],
+        }
         if thresholds:
             out["thresholds"] = dict(self.thresholds)
         return out
@@ -221,39 +237,6 @@ class HeuristicResult:
             conf=tuple((str(k), str(v)) for k, v in data.get("conf") or ()),
             stages=tuple((int(s), int(a)) for s, a in data.get("stages") or ()),
         )
-
-
-#: A HeuristicResult's fields in order (name, severity, value, title, thresholds, details,
-#: advice, impact, pattern severity, cost cap, settings, stages), as a tuple.
-ResultFields = tuple[Any, ...]
-_fields_of = attrgetter(*(f.name for f in dataclasses.fields(HeuristicResult)))
-
-
-def stored_form(fields: ResultFields) -> dict[str, object]:
-    """:meth:`HeuristicResult.to_dict` without thresholds, from the result's fields alone."""
-    name, severity, value, title, _, details, advice, impact, pattern, cap, conf, stages = fields
-    return {
-        "name": name,
-        "severity": int(severity),
-        "pattern_severity": int(pattern or 0),
-        "cost_cap": None if cap is None else int(cap),
-        "value": _json_float(value),
-        "title": title,
-        "details": None
-        if details is None
-        else {
-            "columns": list(details.columns),
-            # A non-finite float cell is stored as None, as _json_float does for the value.
-            "rows": [
-                [None if isinstance(v, float) and not math.isfinite(v) else v for v in row]
-                for row in details.rows
-            ],
-        },
-        "advice": advice,
-        "impact": None if impact is None else impact.to_dict(),
-        "conf": [[key, value] for key, value in conf] if conf else [],
-        "stages": [[stage, attempt] for stage, attempt in stages] if stages else [],
-    }
 
 
 def cost_text(impact: Impact | None) -> str:
@@ -335,30 +318,29 @@ class Outcome:
     ) -> HeuristicResult:
         """The stored result, enforcing the rules: the severity is the pattern's capped by
         ``cost_cap`` (None: no cap); advice, settings, impact and stages only above NONE."""
-        return HeuristicResult(*self.result_fields(name, thresholds, cost_cap))
-
-    def result_fields(
-        self, name: str, thresholds: Mapping[str, object], cost_cap: Severity | None = None
-    ) -> ResultFields:
-        """The fields of :meth:`to_result`'s result, in order (see :func:`stored_form`)."""
-        # Severity(x) of a Severity is x itself: converted only when a plain int.
+        # Severity(x) of a Severity is x itself: the conversions only for plain ints.
         pattern = self.severity if type(self.severity) is Severity else Severity(self.severity)
-        cap = None if cost_cap is None or not self.cost_capped else Severity(cost_cap)
+        if cost_cap is None or not self.cost_capped:
+            cap = None
+        else:
+            cap = cost_cap if type(cost_cap) is Severity else Severity(cost_cap)
         severity = pattern if cap is None else min(pattern, cap)
         reported = severity > 0
-        return (
-            name,
-            severity,
-            self.value,
-            self.title,
-            thresholds,
-            self.details,
-            self.advice if reported else "",
-            self.impact if reported else None,
-            pattern,
-            cap if pattern > 0 else None,
-            tuple((str(k), str(v)) for k, v in self.conf) if reported and self.conf else (),
-            tuple((int(s), int(a)) for s, a in self.stages) if reported and self.stages else (),
+        return HeuristicResult(
+            name=name,
+            severity=severity,
+            value=self.value,
+            title=self.title,
+            thresholds=thresholds,
+            details=self.details,
+            advice=self.advice if reported else "",
+            impact=self.impact if reported else None,
+            pattern_severity=pattern,
+            cost_cap=cap if pattern > 0 else None,
+            conf=tuple((str(k), str(v)) for k, v in self.conf) if reported and self.conf else (),
+            stages=tuple((int(s), int(a)) for s, a in self.stages)
+            if reported and self.stages
+            else (),
         )
 
 
@@ -379,9 +361,7 @@ def make_result(
     (stage id, attempt id) pairs the finding is about, worst first. The registry adds name and
     thresholds, caps the severity by the cost in ``impact`` (unless ``cost_capped`` is False),
     and drops advice, settings, impact and stages at NONE."""
-    # As Outcome(...), minus the frozen __init__'s object.__setattr__ per field (~2 us each).
-    out = object.__new__(Outcome)
-    out.__dict__.update(
+    return Outcome(
         severity=severity,
         value=value,
         title=title,
@@ -392,9 +372,8 @@ def make_result(
         stages=tuple(stages),
         cost_capped=cost_capped,
     )
-    return out
 
 
 def no_data(title: str) -> Outcome:
     """A NONE outcome whose title says what data was missing."""
-    return make_result(severity=_NONE, value=None, title=title)
+    return Outcome(severity=Severity.NONE, value=None, title=title)
