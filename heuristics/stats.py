@@ -50,27 +50,9 @@ def approximate_task_values(dist: TaskDistribution, key: str, num_tasks: int) ->
     if num_tasks == 1:
         single = quantile_value(dist, key, 0.5)
         return [] if single is None else [single]
-    if len(qs) >= 2:
-        return _sample_curve(qs, values, num_tasks)
-    # One pass over the sorted sample points and the quantile grid together.
-    out: list[float] = []
-    last = len(qs) - 1
-    j = 1
-    step = 1.0 / (num_tasks - 1)
-    for i in range(num_tasks):
-        q = i * step
-        if q <= qs[0]:
-            out.append(float(values[0]))
-            continue
-        while j < last and q > qs[j]:
-            j += 1
-        if q > qs[j]:
-            out.append(float(values[-1]))
-            continue
-        span = qs[j] - qs[j - 1]
-        frac = 0.0 if span <= 0 else (q - qs[j - 1]) / span
-        out.append(float(values[j - 1] + frac * (values[j] - values[j - 1])))
-    return out
+    if len(qs) == 1:  # one quantile: every task at its value (as TaskCurve reads it)
+        return [float(values[0])] * num_tasks
+    return _sample_curve(qs, values, num_tasks)
 
 
 def _sample_curve(qs: Sequence[float], values: Sequence[float], num_tasks: int) -> list[float]:

@@ -250,6 +250,17 @@ def test_quantile_interpolation_and_reconstruction() -> None:
     assert len(values) == 41 and values[0] == 0 and values[20] == 100 and values[-1] == 1000
 
 
+def test_reconstruction_from_one_quantile_gives_every_task_its_value() -> None:
+    from heuristics.appdata import TaskDistribution
+
+    dist = TaskDistribution(quantiles=(0.5,), metrics={"x": (70.0,)})
+    values = approximate_task_values(dist, "x", 5)
+    assert values == [70.0] * 5
+    curve_of = TaskCurve(dist, "x", 5)  # the reader for many tasks agrees
+    assert [curve_of.value(i) for i in range(5)] == values
+    assert curve_of.prefix_sum(5) == sum(values)
+
+
 @pytest.mark.parametrize(
     ("ms", "text"), [(850, "850 ms"), (5100, "5.1 s"), (42_000, "42 s"), (192_000, "3.2 min")]
 )
