@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import date, datetime
+from functools import lru_cache
 from typing import Any
 
 
@@ -26,12 +27,15 @@ def parse_time_ms(value: Any) -> int | None:
     """An SHS timestamp (``2026-11-29T17:07:08.478GMT``) or epoch number -> epoch ms."""
     if value is None or value == "":
         return None
-    if type(value) is str and (m := _SHS_TIME.fullmatch(value)) is not None:
-        y, mo, d, hh, mm, ss, ms = map(int, m.groups())
-        try:  # the same value strptime's datetime gives
-            return int(datetime(y, mo, d, hh, mm, ss, ms * 1000, tzinfo=UTC).timestamp() * 1000)
-        except ValueError:  # no such date or time
-            return None
+    if type(value) is str and _SHS_TIME.fullmatch(value) is not None:
+        day = _day_us(value[:10])
+        hh, mm, ss = int(value[11:13]), int(value[14:16]), int(value[17:19])
+        if day is None or hh > 23 or mm > 59 or ss > 59:
+            return None  # no such date or time
+        us = day + ((hh * 60 + mm) * 60 + ss) * 1_000_000 + int(value[20:23]) * 1000
+        # What strptime's datetime gives: its timestamp() divides the same whole microseconds
+        # by a million (rounded once), and the milliseconds are that float times 1000, cut.
+        return int(us / 1_000_000 * 1000)
     if isinstance(value, int | float) and not isinstance(value, bool):
         return _int(value) if value > 0 else None
     if not isinstance(value, str):
@@ -43,6 +47,20 @@ def parse_time_ms(value: Any) -> int | None:
         except ValueError:
             continue
     return None
+
+
+_EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
+
+
+@lru_cache(maxsize=4096)
+def _day_us(ymd: str) -> int | None:
+    """Microseconds from the epoch to midnight (UTC) of ``YYYY-MM-DD`` (ASCII digits), None for
+    no such day. Remembered: an application's timestamps fall on a few days."""
+    try:
+        day = date(int(ymd[:4]), int(ymd[5:7]), int(ymd[8:10]))
+    except ValueError:
+        return None
+    return (day.toordinal() - _EPOCH_ORDINAL) * 86_400_000_000
 
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1

@@ -30,6 +30,22 @@ def test_the_shs_form_gives_what_strptime_gives() -> None:
         assert parse_time_ms(text) == _strptime_ms(text), text
 
 
+def test_any_date_and_time_in_the_shs_form_gives_what_strptime_gives() -> None:
+    # Every field drawn past its range too (month 13, day 31 of a short month, hour 24,
+    # second 60), and years far from the epoch: the day arithmetic against datetime's.
+    rng = random.Random(11)
+    for _ in range(5000):
+        y, mo, d = rng.randint(1, 9999), rng.randint(0, 13), rng.randint(0, 32)
+        hh, mm, ss, ms = (
+            rng.randint(0, 25),
+            rng.randint(0, 61),
+            rng.randint(0, 61),
+            rng.randint(0, 999),
+        )
+        text = f"{y:04d}-{mo:02d}-{d:02d}T{hh:02d}:{mm:02d}:{ss:02d}.{ms:03d}GMT"
+        assert parse_time_ms(text) == _strptime_ms(text), text
+
+
 @pytest.mark.parametrize(
     "text",
     [
