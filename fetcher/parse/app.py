@@ -122,10 +122,10 @@ def parse_jobs(data: Any) -> list[dict[str, Any]]:
 
 # ---------------------------------------------------------------------------------------- bundle
 
+_UNSEEN: Any = object()  # a text AppBundle.redact has not masked yet
+
 #: Free-text fields that may quote a secret (a JDBC URL in an error, a token in a description):
 #: per kind of row, (row field, the same text in the row's raw JSON).
-_UNSEEN: Any = object()
-
 _TEXT_FIELDS: dict[str, tuple[tuple[str | None, str], ...]] = {
     "executors": (("remove_reason", "removeReason"),),
     "jobs": (("name", "name"), ("description", "description")),

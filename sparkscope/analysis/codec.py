@@ -79,9 +79,6 @@ def _format() -> str:
 FORMAT = _format()
 
 
-_join = b"".join
-
-
 def _as_doubles(values: Sequence[float]) -> array[float]:
     """A metric's values as float64: an ``array('d')`` as it is (assemble builds them), others
     converted."""
@@ -110,7 +107,7 @@ def encode(app: appdata.AppData) -> bytes:
                 grids.index(grid),
                 tuple(dist.metrics),
                 tuple(map(len, values)),
-                _join(values),
+                b"".join(values),
             )
         stages.append((stage[:-1], packed))  # a named tuple's fields in order, less the last
     payload = (

@@ -11,7 +11,6 @@ import marshal
 import zlib
 from array import array
 from dataclasses import dataclass
-from struct import pack
 from typing import Any
 
 from heuristics import sparkconf
@@ -108,8 +107,7 @@ def _dist(quantiles: Any, metrics: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def _pack(values: tuple[float, ...] | None) -> bytes | None:
-    # struct packs the floats (what _dist made) as the native doubles array("d") holds, directly
-    return None if values is None else pack(f"{len(values)}d", *values)
+    return None if values is None else array("d", values).tobytes()
 
 
 def _unpack(blob: bytes | None) -> tuple[float, ...] | None:
