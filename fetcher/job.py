@@ -3,9 +3,12 @@ load each application and run the post-load pipeline's per-application steps on 
 
 HTTP runs in worker threads, one application per worker with all of its calls back to back (the
 SHS caches a bounded number of replayed applications). Database writes stay on the main thread as
-it consumes finished applications, oldest first, each in its own transaction, so an application is
-stored complete or not at all, and the watermark (:mod:`fetcher.watermark`) moves in the
-transaction of the application that completes a prefix of the listing. What is derived from the
+it consumes finished applications, oldest first: those fetched by the time it looks are written
+together in one transaction (a few statements for all of them, one per table), so an application
+is stored complete or not at all, and the watermark (:mod:`fetcher.watermark`) moves in the
+transaction of the applications that complete a prefix of the listing. When that transaction
+fails, each of its applications is loaded again in a transaction of its own, so that a bad one
+fails alone and is recorded. What is derived from the
 applications beyond that (predictions, what-if models) is queued by the pipeline in the same
 transaction and done by its ``complete`` once the caller has fetched every server.
 
@@ -193,39 +196,76 @@ def _fetch_and_load(
             fetch: Callable[..., AppBundle] = todo.fetch or fetch_app
             pending[pool.submit(fetch, client, entry, fetcher_config, redaction)] = entry
 
+    def loaded_one(entry: AppEntry, bundle: AppBundle) -> None:
+        result.loaded += 1
+        log.info("loaded %s (%s)", entry.app_id, entry.name)
+        if bundle.sql_error is not None:
+            result.partial.append((entry.app_id, f"SQL executions: {bundle.sql_error}"))
+            log.warning("loaded %s without its SQL executions: %s", entry.app_id, bundle.sql_error)
+
+    def finished_one(entry: AppEntry, recorded: bool = True) -> None:
+        nonlocal done
+        done += 1
+        if not recorded:
+            return  # neither loaded nor recorded: the prefix stays where it is
+        if frontier is not None:
+            frontier.done(entry.key)
+        if progress is not None:
+            progress(done, len(todo.todo), entry.app_id)
+
+    def one(entry: AppEntry, fut: Future[AppBundle], error: str | None) -> None:
+        """Load (or record the failure of) one application in its own transaction."""
+        advance = frontier.advance_if_done(entry.key) if frontier else None
+        if error is None:
+            error = _load(factory, fut.result(), pipeline, marks, advance, todo.loaded)
+        if error is None:
+            loaded_one(entry, fut.result())
+        else:
+            result.failed.append((entry.app_id, error))
+            log.warning("failed %s: %s", entry.app_id, error)
+            if not _record_failure(factory, entry, error, marks, advance, todo.failed):
+                finished_one(entry, recorded=False)
+                return
+        finished_one(entry)
+
+    def together(batch: list[tuple[AppEntry, Future[AppBundle]]]) -> None:
+        """Load fetched applications, consecutive in plan order, in one transaction; when that
+        fails, each one in its own (so that only a bad one fails)."""
+        if len(batch) == 1:
+            one(*batch[0], None)
+        elif batch:
+            keys = [entry.key for entry, _ in batch]
+            advance = frontier.advance_if_done_many(keys) if frontier else None
+            bundles = [fut.result() for _, fut in batch]
+            if _load_batch(factory, bundles, pipeline, marks, advance, todo.loaded):
+                for entry, fut in batch:
+                    loaded_one(entry, fut.result())
+                    finished_one(entry)
+            else:
+                for entry, fut in batch:
+                    one(entry, fut, None)
+        batch.clear()
+
     with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="shs") as pool:
         try:
             submit_more(pool)
             while pending:
                 finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
-                # in plan order (oldest first), not the set's: the watermark advances soonest
+                # in plan order (oldest first), not the set's: the watermark advances soonest.
+                # The fetched ones are loaded together, up to the first that failed, which is
+                # recorded on its own; then the next ones.
+                batch: list[tuple[AppEntry, Future[AppBundle]]] = []
                 for fut in [f for f in pending if f in finished]:
                     entry = pending.pop(fut)
-                    advance = frontier.advance_if_done(entry.key) if frontier else None
                     error = _fetch_error(fut, result)
                     if error is None and fut.exception() is None:
-                        error = _load(factory, fut.result(), pipeline, marks, advance, todo.loaded)
-                    elif error is None:
-                        continue  # the server went away: neither loaded nor this app's failure
-                    done += 1
-                    if error is None:
-                        result.loaded += 1
-                        log.info("loaded %s (%s)", entry.app_id, entry.name)
-                        sql_error = fut.result().sql_error
-                        if sql_error is not None:
-                            result.partial.append((entry.app_id, f"SQL executions: {sql_error}"))
-                            log.warning(
-                                "loaded %s without its SQL executions: %s", entry.app_id, sql_error
-                            )
-                    else:
-                        result.failed.append((entry.app_id, error))
-                        log.warning("failed %s: %s", entry.app_id, error)
-                        if not _record_failure(factory, entry, error, marks, advance, todo.failed):
-                            continue
-                    if frontier is not None:
-                        frontier.done(entry.key)
-                    if progress is not None:
-                        progress(done, len(todo.todo), entry.app_id)
+                        batch.append((entry, fut))
+                        continue
+                    together(batch)
+                    if error is not None:
+                        one(entry, fut, error)
+                    # else the server went away: neither loaded nor this app's failure
+                together(batch)
                 submit_more(pool)
         except BaseException:
             # Stopping (a database that refuses writes, Ctrl-C): nothing more is asked for.
@@ -282,6 +322,46 @@ def _load(
         log.debug("unexpected error loading %s", bundle.entry.app_id, exc_info=exc)
         return f"internal error: {type(exc).__name__}: {exc}"[:2000]
     return None
+
+
+def _load_batch(
+    factory: sessionmaker[Session],
+    bundles: list[AppBundle],
+    pipeline: Pipeline,
+    marks: watermark.Marks,
+    advance: Advance | None,
+    loaded: Callable[[Session, int, int, AppBundle], None] | None = None,
+) -> bool:
+    """Load several applications and run the pipeline's per-application steps on them, all in
+    one transaction, a few statements for all of them; False when anything fails (nothing of
+    them is then stored: the caller loads each one on its own, which says which one failed)."""
+    server_id = marks.server_id
+    try:
+        prepared = [pipeline.prepare(bundle) for bundle in bundles]  # in memory
+        with factory() as session, session.begin():
+            stored = loader.load_applications(
+                session,
+                server_id,
+                [(b, p.application) for b, p in zip(bundles, prepared, strict=True)],
+            )
+            if loaded is not None:
+                for bundle, one in zip(bundles, stored, strict=True):
+                    loaded(session, server_id, one.app_pk, bundle)
+            pipeline.after_load_many(
+                session, server_id, list(zip(bundles, stored, prepared, strict=True))
+            )
+            written = marks.apply(session, advance)
+        marks.committed(written)
+    except SQLAlchemyError as exc:
+        fault = storage_fault(factory_url(factory), exc)
+        if fault is not None:
+            raise fault from exc  # every later write would fail too: the run stops here
+        log.debug("loading %d applications together failed", len(bundles), exc_info=exc)
+        return False
+    except Exception as exc:  # loaded one by one instead, so that only a bad one fails
+        log.debug("loading %d applications together failed", len(bundles), exc_info=exc)
+        return False
+    return True
 
 
 def _record_failure(

@@ -1,27 +1,26 @@
 """Write parsed applications into the database: idempotent upserts on Spark's natural keys.
 
-The caller owns the transaction (one per application): :func:`load_application` either writes the
-whole application or, when anything fails, the caller rolls back and nothing of it is stored.
+The caller owns the transaction, which holds one application or several:
+:func:`load_applications` either writes every one of them whole or, when anything fails, the
+caller rolls back and nothing of them is stored.
 
-An application costs a handful of statements: the look-up of a stored version, the upsert of its
-row (``RETURNING`` its id), one bulk write per child table (:mod:`fetcher.bulk`) and the removal
-of its failure record. Only a re-fetch reads more (what the stored version contributes to the day
-summary) and deletes the stored version's rows. The statements are built once.
+Applications loaded together cost a handful of statements between them: the look-up of stored
+versions, the upsert of their rows (``RETURNING`` their ids), one bulk write per child table
+(:mod:`sparkscope.bulk`) and the removal of their failure records. Only a re-fetch reads more (what
+the stored version contributes to the day summary) and deletes the stored version's rows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, delete, select
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import Table, delete, select
 from sqlalchemy.orm import Session
 
-from fetcher import bulk
 from fetcher.parse.app import AppBundle
+from sparkscope import bulk
 from sparkscope.accounting import day_summary as summary
 from sparkscope.db import dialect_insert, now_ms
 from sparkscope.models.app_rows import APP_CHILD_TABLES
@@ -87,75 +86,128 @@ def ensure_server(session: Session, name: str, url: str) -> int:
     return server_id
 
 
-_EXISTING = select(APPS.c.id, APPS.c.allocated_core_hours, APPS.c.wasted_core_hours).where(
-    APPS.c.server_id == bindparam("k_server"),
-    APPS.c.app_id == bindparam("k_app"),
-    APPS.c.attempt_id == bindparam("k_attempt"),
+#: The stored versions of applications: ``%s`` takes one placeholder per app id.
+_EXISTING = (
+    "SELECT id, app_id, attempt_id, allocated_core_hours, wasted_core_hours FROM application "
+    "WHERE server_id = ? AND app_id IN (%s)"
 )
-_CLEAR_FAILURE = delete(FAILURES).where(
-    FAILURES.c.server_id == bindparam("k_server"),
-    FAILURES.c.app_id == bindparam("k_app"),
-    FAILURES.c.attempt_id == bindparam("k_attempt"),
+#: The failure records of applications: ``%s`` takes one ``(?, ?)`` per (app id, attempt id).
+_CLEAR_FAILURES = (
+    "DELETE FROM fetch_failure WHERE server_id = ? AND (app_id, attempt_id) IN (VALUES %s)"
 )
 
 
-@cache
-def _upsert(dialect: str, columns: tuple[str, ...]) -> Any:
-    """INSERT of the application row that replaces the stored version of the same key."""
-    stmt = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(APPS)
-    stmt = stmt.on_conflict_do_update(
-        index_elements=list(KEY_COLUMNS),
-        set_={c: stmt.excluded[c] for c in columns if c not in KEY_COLUMNS},
-    )
-    return stmt.returning(APPS.c.id)
+@dataclass(frozen=True)
+class _Stored:
+    """What a re-fetch needs of the stored version of an application."""
+
+    id: int
+    allocated_core_hours: float | None
+    wasted_core_hours: float | None
 
 
 def load_application(
     session: Session, server_id: int, bundle: AppBundle, analysis: Mapping[str, Any]
 ) -> Loaded:
-    """Upsert the application row and replace all of its child rows.
+    """Upsert the application row and replace all of its child rows: :func:`load_applications`
+    of one application."""
+    return load_applications(session, server_id, [(bundle, analysis)])[0]
 
-    ``analysis`` holds the application row's analysis columns, computed before the load: its
-    worst severity and the fingerprint of the heuristics config that scored it (None when it was
-    not scored), and its core-hours when scored. The row's earlier findings are derived from its
-    old rows, so a re-fetch deletes them with those (the pipeline writes the new ones).
+
+def load_applications(
+    session: Session, server_id: int, apps: Sequence[tuple[AppBundle, Mapping[str, Any]]]
+) -> list[Loaded]:
+    """Upsert the applications' rows and replace all of their child rows, in the caller's
+    transaction: a few statements for all of them (one per child table), whatever their number.
+
+    Each application comes with its row's analysis columns, computed before the load: its worst
+    severity and the fingerprint of the heuristics config that scored it (None when it was not
+    scored), and its core-hours when scored. An application's earlier findings are derived from
+    its old rows, so a re-fetch deletes them with those (the pipeline writes the new ones). The
+    applications must have distinct keys (server, app id, attempt id).
     """
-    row = bundle.application_row()
-    row["server_id"] = server_id
-    row["fetched_at_ms"] = now_ms()
-    row.update(analysis)
-    key = {"k_server": server_id, "k_app": row["app_id"], "k_attempt": row["attempt_id"]}
+    if not apps:
+        return []
+    fetched_at = now_ms()
+    rows = []
+    for bundle, analysis in apps:
+        row = bundle.application_row()
+        row["server_id"] = server_id
+        row["fetched_at_ms"] = fetched_at
+        row.update(analysis)
+        rows.append(row)
+    keys = [(row["app_id"], row["attempt_id"]) for row in rows]
+    if len(set(keys)) != len(keys):
+        raise ValueError("an application appears twice in one load")
     conn = session.connection()
-    found = conn.execute(_EXISTING, key).first()
-    existing = None if found is None else found.id
-    before: Mapping[Any, Any] = {}
-    stored = dict(row)
-    if "wasted_core_hours" not in row:  # not scored: a re-fetch keeps the stored core-hours
-        stored["allocated_core_hours"] = None if found is None else found.allocated_core_hours
-        stored["wasted_core_hours"] = None if found is None else found.wasted_core_hours
-    if existing is not None:
-        # A re-fetch replaces the application: its old rows go, in the same transaction.
-        before = summary.read(session, [existing])
-        for model in APP_CHILD_TABLES:
-            session.execute(delete(model).where(model.application_id == existing))
-    app_pk = conn.execute(_upsert(conn.dialect.name, tuple(row)), row).scalar()
-    assert app_pk is not None
-    known = {(s["stage_id"], s["attempt_id"]) for s in bundle.stages}
-    for child, attr, stage_key in CHILD_ROWS:
-        rows = getattr(bundle, attr)
-        if stage_key is not None:
-            a, b = stage_key
-            rows = [r for r in rows if (r[a], r[b]) in known]
-        bulk.write(conn, bulk.layout(child), app_pk, rows)
-    if bundle.sql_error is not None:
-        # Stored without its SQL part: counted as a failure of the app, so the next run retries it.
-        error = f"SQL executions not stored: {bundle.sql_error}"
-        record_failure(
-            session, server_id, row["app_id"], row["attempt_id"], error, row["last_updated_ms"]
+    app_ids = sorted({k[0] for k in keys})
+    found = {
+        (app_id, attempt_id): _Stored(pk, allocated, wasted)
+        for pk, app_id, attempt_id, allocated, wasted in bulk.query(
+            conn, _EXISTING % bulk.marks(len(app_ids)), [server_id, *app_ids]
         )
-    else:
-        conn.execute(_CLEAR_FAILURE, key)
-    return Loaded(app_pk, stored, before)
+    }
+    befores: list[Mapping[Any, Any]] = []
+    stored_rows = []
+    for row, key in zip(rows, keys, strict=True):
+        old = found.get(key)
+        stored = dict(row)
+        if "wasted_core_hours" not in row:  # not scored: a re-fetch keeps the stored core-hours
+            stored["allocated_core_hours"] = None if old is None else old.allocated_core_hours
+            stored["wasted_core_hours"] = None if old is None else old.wasted_core_hours
+        stored_rows.append(stored)
+        before: Mapping[Any, Any] = {}
+        if old is not None:
+            # A re-fetch replaces the application: its old rows go, in the same transaction.
+            before = summary.read(session, [old.id])
+            for model in APP_CHILD_TABLES:
+                session.execute(delete(model).where(model.application_id == old.id))
+        befores.append(before)
+    pks: dict[tuple[str, str], int] = {}
+    for group in _by_columns(rows).values():
+        for pk, app_id, attempt_id in bulk.upsert(
+            conn, APPS, KEY_COLUMNS, group, ("id", "app_id", "attempt_id")
+        ):
+            pks[(app_id, attempt_id)] = pk
+    app_pks = [pks[key] for key in keys]
+    for child, attr, stage_key in CHILD_ROWS:
+        groups = []
+        for (bundle, _), pk in zip(apps, app_pks, strict=True):
+            child_rows = getattr(bundle, attr)
+            if stage_key is not None and child_rows:
+                a, b = stage_key
+                known = {(s["stage_id"], s["attempt_id"]) for s in bundle.stages}
+                child_rows = [r for r in child_rows if (r[a], r[b]) in known]
+            if child_rows:
+                groups.append((pk, child_rows))
+        if groups:
+            bulk.write_grouped(conn, bulk.layout(child), groups)
+    cleared = []
+    for (bundle, _), row, key in zip(apps, rows, keys, strict=True):
+        if bundle.sql_error is not None:
+            # Stored without its SQL part: a failure of the app, so the next run retries it.
+            error = f"SQL executions not stored: {bundle.sql_error}"
+            record_failure(session, server_id, key[0], key[1], error, row["last_updated_ms"])
+        else:
+            cleared.append(key)
+    if cleared:
+        bulk.query(
+            conn,
+            _CLEAR_FAILURES % ", ".join(["(?, ?)"] * len(cleared)),
+            [server_id, *(v for key in cleared for v in key)],
+        )
+    return [
+        Loaded(pk, stored, before)
+        for pk, stored, before in zip(app_pks, stored_rows, befores, strict=True)
+    ]
+
+
+def _by_columns(rows: list[dict[str, Any]]) -> dict[tuple[str, ...], list[dict[str, Any]]]:
+    """The rows grouped by their columns (one multi-row statement per group)."""
+    out: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for row in rows:
+        out.setdefault(tuple(row), []).append(row)
+    return out
 
 
 def record_failure(

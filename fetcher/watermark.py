@@ -146,15 +146,18 @@ class Frontier:
 
     def advance_if_done(self, key: tuple[str, str]) -> Advance | None:
         """The watermark change that marking ``key`` done would allow (without marking it)."""
-        if self._next >= len(self.entries) or self.entries[self._next].key != key:
-            return None  # not the oldest one missing: the prefix does not move
-        before = self._next
-        self._done.add(key)
-        i = before
+        return self.advance_if_done_many([key])
+
+    def advance_if_done_many(self, keys: Iterable[tuple[str, str]]) -> Advance | None:
+        """The watermark change that marking all of ``keys`` done would allow (without marking
+        them): None unless one of them is the oldest one missing."""
+        added = {key for key in keys if key not in self._done}
+        self._done |= added
+        i = self._next
         while i < len(self.entries) and self.entries[i].key in self._done:
             i += 1
-        self._done.discard(key)
-        return self._advance(i)
+        self._done -= added
+        return self._advance(i) if i > self._next else None
 
     def advance_now(self) -> Advance | None:
         """The watermark change for what is done so far (for a pass with nothing to load)."""

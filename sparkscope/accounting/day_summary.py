@@ -143,6 +143,12 @@ def contribution(app: Mapping[str, Any], flagged: Iterable[str]) -> Contribution
     return {key: tuple(v) for key, v in out.items()}
 
 
+def add_into(total: dict[Key, list[float]], contributions: Mapping[Key, Vector]) -> None:
+    """Add contributions (of one more application) into a running total, in place."""
+    for key, vector in contributions.items():
+        _add(total, key, vector)
+
+
 def apply(session: Session, before: Mapping[Key, Vector], after: Mapping[Key, Vector]) -> None:
     """Add ``after - before`` to the summary (in the caller's transaction)."""
     delta: dict[Key, list[float]] = {}

@@ -19,6 +19,7 @@ from sqlalchemy import ColumnElement, Table, delete, func, insert, or_, select
 from sqlalchemy.orm import Session
 
 from heuristics import appdata
+from sparkscope import bulk
 from sparkscope.analysis.assembly import (
     EXECUTOR_COLUMNS,
     JOB_COLUMNS,
@@ -198,13 +199,11 @@ def encode_or_none(app_pk: int | None, app: appdata.AppData) -> bytes | None:
         return None
 
 
-_INSERT_INPUT = insert(cast(Table, AnalysisInput.__table__))
+def insert_encoded(session: Session, encoded: Sequence[tuple[int, bytes]]) -> None:
+    """Store the encoded inputs (application pk, blob) of applications loaded in this transaction
+    (the load removed those of the versions they replaced), in one bulk statement."""
+    groups = [(pk, [{"format": FORMAT, "data": blob}]) for pk, blob in encoded]
+    bulk.write_grouped(session.connection(), _INPUTS, groups)
 
 
-def insert_encoded(session: Session, app_pk: int, blob: bytes) -> None:
-    """Store the encoded inputs of an application loaded in this transaction (the load removed
-    those of the version it replaced). On the session's connection: a Core INSERT needs none of
-    the ORM's execution (autoflush, ORM events)."""
-    session.connection().execute(
-        _INSERT_INPUT, {"application_id": app_pk, "format": FORMAT, "data": blob}
-    )
+_INPUTS = bulk.layout(cast(Table, AnalysisInput.__table__))

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 from heuristics.params import params_view
 from heuristics.registry import Registry
 from heuristics.result import HeuristicResult, Severity, rank_key
+from sparkscope import bulk
 from sparkscope.accounting import day_summary as summary
 from sparkscope.db import dialect_insert, is_postgres, now_ms
 from sparkscope.models.analysis import Analysis, AnalysisResult, HeuristicsConfig
@@ -66,7 +67,6 @@ def store_documents(
 
 
 _INSERT_FINDINGS = insert(cast(Table, AnalysisResult.__table__))
-_INSERT_DOCUMENT = insert(cast(Table, Analysis.__table__))
 
 
 def _finding_rows(pk: int, results: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -91,16 +91,27 @@ def flagged(results: list[dict[str, Any]]) -> list[str]:
     return [r["name"] for r in results if r["severity"] > Severity.NONE]
 
 
-def insert_loaded(session: Session, pk: int, results: list[dict[str, Any]], document: str) -> None:
-    """Store the results of an application loaded in this transaction, whose earlier results
-    the load removed: its document and finding rows. The application row's summary columns
-    (worst severity, fingerprint, core-hours) were written by the load itself."""
-    session.execute(
-        _INSERT_DOCUMENT, {"application_id": pk, "analyzed_at_ms": now_ms(), "results": document}
+def insert_loaded(
+    session: Session, scored: Sequence[tuple[int, list[dict[str, Any]], str]]
+) -> None:
+    """Store the results (application pk, results, document) of applications loaded in this
+    transaction, whose earlier results the load removed: their documents and finding rows, one
+    bulk statement each for all of them. The application rows' summary columns (worst severity,
+    fingerprint, core-hours) were written by the load itself."""
+    if not scored:
+        return
+    at = now_ms()
+    conn = session.connection()
+    bulk.write_grouped(
+        conn, _DOCUMENTS, [(pk, [{"analyzed_at_ms": at, "results": doc}]) for pk, _, doc in scored]
     )
-    findings = _finding_rows(pk, results)
-    if findings:
-        session.execute(_INSERT_FINDINGS, findings)
+    bulk.write_grouped(
+        conn, _FINDINGS, [(pk, _finding_rows(pk, results)) for pk, results, _ in scored]
+    )
+
+
+_DOCUMENTS = bulk.layout(cast(Table, Analysis.__table__))
+_FINDINGS = bulk.layout(cast(Table, AnalysisResult.__table__))
 
 
 def _write_documents(session: Session, documents: dict[int, str], at: int) -> None:

@@ -52,7 +52,7 @@ from sparkscope.notify.alerts import app_subject, decide_alerts
 from sparkscope.notify.occurrences import Context
 from sparkscope.pipeline import ledger
 from sparkscope.prediction.refresh import refresh_session
-from sparkscope.whatif.calibration import encode_input, refit_keys, store_input
+from sparkscope.whatif.calibration import encode_input, refit_keys, store_inputs
 
 log = logging.getLogger("sparkscope.pipeline")
 
@@ -272,24 +272,47 @@ class Pipeline:
         stored: StoredApplication,
         prepared: Prepared,
     ) -> None:
-        """Steps 1-5 for one application, in the caller's (the load's) transaction, once the
-        loader has written the application (whose row holds ``prepared.application``) and
-        removed what the version it replaced had of these."""
-        app_pk = stored.app_pk
-        if prepared.inputs is not None:
-            insert_encoded(session, app_pk, prepared.inputs)
-        flagged_heuristics: list[str] = []
-        if prepared.scored is not None:
-            insert_loaded(session, app_pk, prepared.scored.results, prepared.scored.document)
-            flagged_heuristics = flagged(prepared.scored.results)
-        store_input(session, app_pk, prepared.whatif)
-        now = day_summary.contribution(stored.row, flagged_heuristics)
-        day_summary.apply(session, stored.replaced, now)
-        entry = rows.entry
-        ledger.enqueue(
-            session,
-            [(s.name, server_id, s.subject(self, entry)) for s in self.queued if s.wanted(self)],
+        """Steps 1-5 for one application: :meth:`after_load_many` of one."""
+        self.after_load_many(session, server_id, [(rows, stored, prepared)])
+
+    def after_load_many(
+        self,
+        session: Session,
+        server_id: int,
+        loaded: Sequence[tuple[LoadedRows, StoredApplication, Prepared]],
+    ) -> None:
+        """Steps 1-5 for applications loaded together, in the caller's (the load's) transaction,
+        once the loader has written them (each row holding its ``prepared.application``) and
+        removed what the versions they replaced had of these: one statement per step for all
+        of them."""
+        inputs: list[tuple[int, bytes]] = []
+        scored: list[tuple[int, list[dict[str, Any]], str]] = []
+        whatif: list[tuple[int, bytes]] = []
+        before: dict[day_summary.Key, list[float]] = {}
+        now: dict[day_summary.Key, list[float]] = {}
+        work: list[ledger.Work] = []
+        for rows, stored, prepared in loaded:
+            app_pk = stored.app_pk
+            if prepared.inputs is not None:
+                inputs.append((app_pk, prepared.inputs))
+            flagged_heuristics: list[str] = []
+            if prepared.scored is not None:
+                scored.append((app_pk, prepared.scored.results, prepared.scored.document))
+                flagged_heuristics = flagged(prepared.scored.results)
+            whatif.append((app_pk, prepared.whatif))
+            day_summary.add_into(before, stored.replaced)
+            day_summary.add_into(now, day_summary.contribution(stored.row, flagged_heuristics))
+            entry = rows.entry
+            work.extend(
+                (s.name, server_id, s.subject(self, entry)) for s in self.queued if s.wanted(self)
+            )
+        insert_encoded(session, inputs)
+        insert_loaded(session, scored)
+        store_inputs(session, whatif)
+        day_summary.apply(
+            session, {k: tuple(v) for k, v in before.items()}, {k: tuple(v) for k, v in now.items()}
         )
+        ledger.enqueue(session, work)
 
     def complete(
         self, factory: sessionmaker[Session], server_ids: Sequence[int] | None = None

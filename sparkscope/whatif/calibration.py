@@ -12,9 +12,10 @@ import logging
 from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
-from sqlalchemy import Table, delete, insert, select
+from sqlalchemy import Table, delete, select
 from sqlalchemy.orm import Session
 
+from sparkscope import bulk
 from sparkscope.advisor.predict.features import recurring_key
 from sparkscope.advisor.whatif.limits import check_budget
 from sparkscope.advisor.whatif.stageplan import AppRun
@@ -130,16 +131,15 @@ def encode_input(bundle: Any) -> bytes:
     return wi.encode(wi.from_bundle(bundle))
 
 
-_INSERT_INPUT = insert(cast(Table, WhatIfInput.__table__))
+def store_inputs(session: Session, encoded: Sequence[tuple[int, bytes]]) -> None:
+    """Write the what-if inputs (application pk, :func:`encode_input`) of applications just
+    loaded (fetch time; the load removed the inputs of the versions they replaced), in one bulk
+    statement."""
+    groups = [(pk, [{"format": wi.FORMAT, "data": blob}]) for pk, blob in encoded]
+    bulk.write_grouped(session.connection(), _INPUTS, groups)
 
 
-def store_input(session: Session, application_pk: int, blob: bytes) -> None:
-    """Write the what-if input (:func:`encode_input`) of an application just loaded (fetch time;
-    the load removed the input of the version it replaced), on the session's connection (a Core
-    INSERT)."""
-    session.connection().execute(
-        _INSERT_INPUT, {"application_id": application_pk, "format": wi.FORMAT, "data": blob}
-    )
+_INPUTS = bulk.layout(cast(Table, WhatIfInput.__table__))
 
 
 # ------------------------------------------------------------------------------------- history

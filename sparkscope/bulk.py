@@ -1,4 +1,4 @@
-"""Rows of one table written in one statement: ``COPY`` on PostgreSQL (a single row: an
+"""Rows of one table written in one statement (those of several applications too): ``COPY`` on PostgreSQL (a single row: an
 ``INSERT``, one round trip instead of a COPY's three), one prepared ``INSERT`` run over all the
 rows (executemany) on SQLite. Both go to the driver's cursor directly, its errors raised as
 SQLAlchemy raises them for an INSERT.
@@ -38,18 +38,26 @@ class Layout:
 
     def values(self, first: Any, rows: Iterable[Mapping[str, Any]]) -> list[tuple[Any, ...]]:
         """One tuple per row: ``first`` (the application's id), then the columns."""
+        return self.grouped([(first, rows)])
+
+    def grouped(
+        self, groups: Iterable[tuple[Any, Iterable[Mapping[str, Any]]]]
+    ) -> list[tuple[Any, ...]]:
+        """:meth:`values` of several applications' rows, each group with its own ``first``."""
         get = itemgetter(*self.names) if len(self.names) > 1 else lambda r: (r[self.names[0]],)
         out = []
         dumps = orjson.dumps
-        for row in rows:
-            try:
-                values = list(get(row))
-            except KeyError:
-                values = [row.get(n, d) for n, d in zip(self.names, self.defaults, strict=True)]
-            for i in self.json:
-                value = values[i]
-                values[i] = None if value is _MISSING else dumps(value).decode()
-            out.append((first, *values))
+        json = self.json
+        for first, rows in groups:
+            for row in rows:
+                try:
+                    values = list(get(row))
+                except KeyError:
+                    values = [row.get(n, d) for n, d in zip(self.names, self.defaults, strict=True)]
+                for i in json:
+                    value = values[i]
+                    values[i] = None if value is _MISSING else dumps(value).decode()
+                out.append((first, *values))
         return out
 
 
@@ -75,9 +83,18 @@ def layout(model_table: Table, leading: str = "application_id") -> Layout:
 
 def write(conn: Connection, lay: Layout, first: Any, rows: Sequence[Mapping[str, Any]]) -> None:
     """Insert the rows (in the connection's transaction)."""
-    if not rows:
+    if rows:
+        write_grouped(conn, lay, [(first, rows)])
+
+
+def write_grouped(
+    conn: Connection, lay: Layout, groups: Sequence[tuple[Any, Sequence[Mapping[str, Any]]]]
+) -> None:
+    """Insert the rows of several applications, each group of rows with its own leading value,
+    in one statement (in the connection's transaction)."""
+    values = lay.grouped(groups)
+    if not values:
         return
-    values = lay.values(first, rows)
     if conn.dialect.name == "postgresql":
         one = len(values) == 1  # a COPY costs three round trips: one row is cheaper inserted
         sql = _pg_insert_sql(conn, lay) if one else _copy_sql(conn, lay)
@@ -92,6 +109,78 @@ def write(conn: Connection, lay: Layout, first: Any, rows: Sequence[Mapping[str,
     sql = _insert_sql(conn, lay)
     with _driver_cursor(conn, sql) as cur:
         cur.executemany(sql, values)
+
+
+def upsert(
+    conn: Connection,
+    model_table: Table,
+    keys: Sequence[str],
+    rows: Sequence[Mapping[str, Any]],
+    returning: Sequence[str],
+) -> list[tuple[Any, ...]]:
+    """Insert rows that all have the same columns, each replacing the stored row of its key
+    (``keys``: a unique constraint's columns), in one statement; returns the ``returning``
+    columns of every row written, in no particular order. JSON columns are serialised as
+    :meth:`Layout.values` does (a ``None`` given is JSON ``null``)."""
+    if not rows:
+        return []
+    columns = tuple(rows[0])
+    json = [i for i, c in enumerate(columns) if isinstance(model_table.c[c].type, JSON)]
+    params: list[Any] = []
+    dumps = orjson.dumps
+    for row in rows:
+        values = [row[c] for c in columns]
+        for i in json:
+            values[i] = dumps(values[i]).decode()
+        params.extend(values)
+    sql = _upsert_sql(conn, model_table, tuple(keys), columns, len(rows), tuple(returning))
+    with _driver_cursor(conn, sql) as cur:
+        cur.execute(sql, params)
+        return [tuple(r) for r in cur.fetchall()]
+
+
+def query(conn: Connection, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+    """Run one statement written with ``?`` placeholders (each ``?`` one value of ``params``)
+    on the driver's cursor; its rows (none for a statement that returns none)."""
+    key = ("query", conn.dialect.name, sql)
+    text = _SQL.get(key)
+    if text is None:
+        text = _SQL[key] = sql.replace("?", "%s") if conn.dialect.name == "postgresql" else sql
+    with _driver_cursor(conn, text) as cur:
+        cur.execute(text, params)
+        return [tuple(r) for r in cur.fetchall()] if cur.description else []
+
+
+def marks(n: int) -> str:
+    """``n`` placeholders for :func:`query`, comma-separated."""
+    return ", ".join("?" * n)
+
+
+def _upsert_sql(
+    conn: Connection,
+    model_table: Table,
+    keys: tuple[str, ...],
+    columns: tuple[str, ...],
+    n: int,
+    returning: tuple[str, ...],
+) -> str:
+    key = ("upsert", conn.dialect.name, model_table.name, keys, columns, n, returning)
+    sql = _UPSERT_SQL.get(key)
+    if sql is None:
+        quote = conn.dialect.identifier_preparer.quote
+        mark = "%s" if conn.dialect.name == "postgresql" else "?"
+        one = "(" + ", ".join([mark] * len(columns)) + ")"
+        updates = ", ".join(f"{quote(c)} = excluded.{quote(c)}" for c in columns if c not in keys)
+        sql = _UPSERT_SQL[key] = (
+            f"INSERT INTO {quote(model_table.name)} ({', '.join(map(quote, columns))}) "
+            f"VALUES {', '.join([one] * n)} "
+            f"ON CONFLICT ({', '.join(map(quote, keys))}) DO UPDATE SET {updates} "
+            f"RETURNING {', '.join(map(quote, returning))}"
+        )
+    return sql
+
+
+_UPSERT_SQL: dict[tuple[Any, ...], str] = {}
 
 
 @contextmanager
@@ -110,7 +199,7 @@ def _driver_cursor(conn: Connection, sql: str) -> Iterator[Any]:
         cursor.close()
 
 
-_SQL: dict[tuple[str, str, str], str] = {}
+_SQL: dict[tuple[str, str, str], str] = {}  # (kind, dialect, table or statement) -> SQL
 
 
 def _columns(conn: Connection, lay: Layout) -> str:

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import Table, func, select, text
 from sqlalchemy.exc import IntegrityError
 
-from fetcher import bulk
+from sparkscope import bulk
 from sparkscope.db import make_engine, make_sessionmaker
 from sparkscope.models.application import Application, Stage, StageTaskDistribution, Task
 from sparkscope.models.fetch import HistoryServer
