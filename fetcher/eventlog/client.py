@@ -9,6 +9,7 @@ runs unchanged over event logs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from fetcher.eventlog.app import ReplayedApp
@@ -24,9 +25,12 @@ class ReplayedAppClient:
         self.app = app
         self.requests = 0
 
-    def get_json(self, request: tuple[str, Params], mark_hostile: bool = False) -> Any:
+    def get_json(
+        self, request: tuple[str, Params], mark_hostile: bool = False, unread: Sequence[str] = ()
+    ) -> Any:
         """Answer one ``(path, params)`` request (``mark_hostile`` has nothing to mark: the
-        values come from the log's JSON, whose numbers the reader already refused past int64)."""
+        values come from the log's JSON, whose numbers the reader already refused past int64;
+        ``unread`` members are built like the others: they cost nothing to decode here)."""
         path, params = request
         self.requests += 1
         where = f"{self.app.source.path} -> {request_key(path, params)}"

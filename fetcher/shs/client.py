@@ -15,7 +15,7 @@ data goes through exactly the same code.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlencode, urlsplit
@@ -205,11 +205,16 @@ class ShsClient:
             return f"{self.source_dir}/api/v1{url[len(self.root) :]}"
         return url
 
-    def get_json(self, request: tuple[str, Params], mark_hostile: bool = False) -> Any:
+    def get_json(
+        self, request: tuple[str, Params], mark_hostile: bool = False, unread: Sequence[str] = ()
+    ) -> Any:
         """GET an API path and decode its JSON body; raise ShsError on any failure.
 
         A number JSON or the database cannot hold fails the body (ShsBadResponse), unless
         ``mark_hostile``: then it is replaced by a :class:`fetcher.shs.safejson.Hostile` marker.
+        ``unread``: top-level array members of the body's object that the caller does not read,
+        which come back empty when the server wrote them in its usual form
+        (:func:`fetcher.shs.safejson.without_members`).
         """
         path, params = request
         url = self.url_for(path)
@@ -234,7 +239,10 @@ class ShsClient:
         if reply.status != 200:
             raise ShsHttpError(full_url, reply.status, f"HTTP {reply.status}")
         try:
-            data = safejson.loads_marking(body) if mark_hostile else safejson.loads(body)
+            if mark_hostile:
+                data = safejson.loads_marking(body)
+            else:
+                data = safejson.loads_unread(body, unread) if unread else safejson.loads(body)
         except safejson.HostileNumber as exc:
             raise ShsBadResponse(full_url, str(exc)) from None
         except (ValueError, RecursionError) as exc:

@@ -13,6 +13,7 @@ The SQL part fails alone (docs/sql.md): an error answer to ``/sql`` is recorded 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from fetcher.parse.app import AppBundle, parse_environment, parse_executors, parse_jobs
@@ -42,12 +43,20 @@ SQL_PAGE_LENGTH = 20
 SQL_MAX_EXECUTIONS = 1000
 
 
+#: Members of ``/environment`` that are not stored (the Hadoop properties unless
+#: ``fetcher.store_hadoop_properties``), nine tenths of its body: left undecoded.
+ENVIRONMENT_UNREAD = ("hadoopProperties", "classpathEntries")
+
+
 class JsonSource(Protocol):
     """What the plan needs of its client: :class:`ShsClient`, or another source answering the
     same requests (an event log replayed, :mod:`fetcher.eventlog.client`)."""
 
-    def get_json(self, request: endpoints.Request, mark_hostile: bool = False) -> Any:
-        """The decoded body of one request; ShsError (ShsNotFound for a 404) when it fails."""
+    def get_json(
+        self, request: endpoints.Request, mark_hostile: bool = False, unread: Sequence[str] = ()
+    ) -> Any:
+        """The decoded body of one request; ShsError (ShsNotFound for a 404) when it fails.
+        ``unread``: top-level members the caller does not read (a source may leave them out)."""
         ...
 
 
@@ -60,10 +69,14 @@ def fetch_app(
     """All requests for one application, back to back; parsed into an AppBundle."""
     app, attempt_id = entry.app_id, entry.attempt_id
     bundle = AppBundle(entry=entry)
+    hadoop = fetcher_config.store_hadoop_properties
     bundle.environment = parse_environment(
-        client.get_json(endpoints.environment(app, attempt_id)),
+        client.get_json(
+            endpoints.environment(app, attempt_id),
+            unread=ENVIRONMENT_UNREAD if hadoop else ENVIRONMENT_UNREAD[1:],
+        ),
         redaction,
-        fetcher_config.store_hadoop_properties,
+        hadoop,
     )
     bundle.executors = parse_executors(client.get_json(endpoints.all_executors(app, attempt_id)))
     bundle.jobs = parse_jobs(client.get_json(endpoints.jobs(app, attempt_id)))

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
@@ -94,6 +94,41 @@ def loads_marking(body: bytes) -> Any:
         except orjson.JSONDecodeError:
             pass
     return json.loads(body, parse_constant=Hostile, parse_int=_MARKING[0], parse_float=_MARKING[1])
+
+
+def without_members(body: bytes, names: Sequence[str]) -> bytes:
+    """``body`` with the named array members of its top-level object emptied (``[ ]``), where
+    they are written as the History Server writes them (Jackson's pretty printer: a top-level
+    member starts a line with two spaces of indent, ``"name" : [``, and an array ends on the
+    line it starts on, as a JSON string holds no line break); left as they are in any other
+    form. What the named members held is then neither decoded nor checked.
+
+    A member written otherwise cannot be emptied wrongly: cut at the end of its first line, the
+    rest of a longer array is no JSON, and :func:`loads_unread` then decodes the body whole."""
+    for name in names:
+        head = b'\n  "' + name.encode() + b'" : ['
+        start = body.find(head)
+        if start < 0:
+            continue
+        start += len(head)
+        end = body.find(b"\n", start)
+        if end < 0:
+            continue
+        body = body[:start] + (b" ]," if body[end - 1 : end] == b"," else b" ]") + body[end:]
+    return body
+
+
+def loads_unread(body: bytes, names: Sequence[str]) -> Any:
+    """:func:`loads` of the body :func:`without_members` ``names`` (their values emptied), or of
+    the whole body when that is not valid JSON."""
+    if names:
+        trimmed = without_members(body, names)
+        if trimmed is not body:
+            try:
+                return loads(trimmed)
+            except ValueError:
+                pass
+    return loads(body)
 
 
 def find_hostile(value: Any) -> str | None:

@@ -48,7 +48,10 @@ class FolderLogs:
 
     # The fetcher's client calls it like this.
     def get_json(
-        self, request: tuple[str, list[tuple[str, str]]], mark_hostile: bool = False
+        self,
+        request: tuple[str, list[tuple[str, str]]],
+        mark_hostile: bool = False,
+        unread: tuple[str, ...] = (),
     ) -> Any:
         path, params = request
         self.requests += 1

@@ -57,3 +57,59 @@ def test_numbers_json_or_the_database_cannot_hold_are_refused(body: bytes) -> No
 def test_a_truncated_body_is_invalid_json() -> None:
     with pytest.raises(ValueError):
         safejson.loads(b'[{"jobId": 0, "name": "trunc')
+
+
+UNREAD = ("hadoopProperties", "classpathEntries")
+
+
+def test_unread_members_of_recorded_environments_come_back_empty_the_rest_unchanged() -> None:
+    bodies = sorted((ROOT / "demo").rglob("*/environment.json"))
+    assert len(bodies) > 20
+    for path in bodies:
+        body = path.read_bytes()
+        whole = json.loads(body)
+        read = safejson.loads_unread(body, UNREAD)
+        assert whole["hadoopProperties"] and whole["classpathEntries"], path  # there to drop
+        assert read == {**whole, "hadoopProperties": [], "classpathEntries": []}, path
+        assert len(safejson.without_members(body, UNREAD)) < len(body) / 3
+
+
+# The History Server's form: a top-level array on its line, two spaces of indent, " : ".
+JACKSON = (
+    b'{\n  "runtime" : {\n    "javaVersion" : "17"\n  },\n'
+    b'  "hadoopProperties" : [ [ "a", "b" ], [ "c", "x\\n  \\"classpathEntries\\" : [" ] ],\n'
+    b'  "sparkProperties" : [ [ "k", "v" ] ],\n'
+    b'  "classpathEntries" : [ [ "/x.jar", "System Classpath" ] ]\n}'
+)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        JACKSON,
+        # the last member, its line closing the object
+        JACKSON.replace(b" ] ]\n}", b" ] ] }"),
+        # other writers' forms: arrays over several lines, no space before the colon, compact
+        json.dumps(json.loads(JACKSON), indent=2).encode(),
+        json.dumps(json.loads(JACKSON), indent=2, separators=(",", " : ")).encode(),
+        json.dumps(json.loads(JACKSON)).encode(),
+        # a member named in a string at the start of a line cannot be: strings hold no line break
+        b'{\n  "sparkProperties" : [ [ "k", "v" ] ],\n  "hadoopProperties" : 7\n}',
+    ],
+)
+def test_a_body_in_any_form_decodes_to_its_members_with_the_unread_ones_empty_or_whole(
+    body: bytes,
+) -> None:
+    whole = json.loads(body)
+    read = safejson.loads_unread(body, UNREAD)
+    assert read.keys() == whole.keys()
+    for key, value in whole.items():
+        assert read[key] == value or (key in UNREAD and read[key] == []), key
+
+
+def test_a_hostile_number_in_an_unread_member_is_not_read_and_elsewhere_still_refused() -> None:
+    unread = JACKSON.replace(b'[ "a", "b" ]', b"[ 1e400, NaN ]")
+    assert safejson.loads_unread(unread, UNREAD)["hadoopProperties"] == []
+    read = JACKSON.replace(b'[ "k", "v" ]', b"[ 18446744073709551616 ]")
+    with pytest.raises(safejson.HostileNumber):
+        safejson.loads_unread(read, UNREAD)
