@@ -98,7 +98,7 @@ _CLEAR_FAILURES = (
 
 
 @dataclass(frozen=True)
-class _Stored:
+class _StoredVersion:
     """What a re-fetch needs of the stored version of an application."""
 
     id: int
@@ -142,7 +142,7 @@ def load_applications(
     conn = session.connection()
     app_ids = sorted({k[0] for k in keys})
     found = {
-        (app_id, attempt_id): _Stored(pk, allocated, wasted)
+        (app_id, attempt_id): _StoredVersion(pk, allocated, wasted)
         for pk, app_id, attempt_id, allocated, wasted in bulk.query(
             conn, _EXISTING % bulk.marks(len(app_ids)), [server_id, *app_ids]
         )
