@@ -8,7 +8,7 @@ HTTP time and the main thread's load time are each counted where they are spent:
 - ``decode``: the JSON decode of the bodies (``fetcher.shs.safejson``);
 - ``parse``: the request plan's own work, bodies into rows (``fetch_app`` minus its requests);
 - ``load``: the loader's statements (``fetcher.loader.load_applications``);
-- ``pipeline``: the per-application steps (``Pipeline.prepare`` and ``Pipeline.after_load_many``);
+- ``pipeline``: the per-application steps (``Pipeline.prepare`` and ``Pipeline.after_load``);
 - ``commit``: the rest of an application's transaction (session, watermark, commit);
 
 What the process spent beyond these (the listing, the thread pool, the interpreter) is the
@@ -68,12 +68,9 @@ def instrument() -> PhaseClock:
     safejson.loads_marking = clock.wrap("decode", safejson.loads_marking)  # type: ignore[method-assign]
     client.ShsClient.get_json = clock.wrap("http", client.ShsClient.get_json)  # type: ignore[method-assign]
     job.fetch_app = clock.wrap("parse", request_plan.fetch_app)  # type: ignore[attr-defined]
-    loader.load_application = clock.wrap("load", loader.load_application)  # type: ignore[method-assign]
     loader.load_applications = clock.wrap("load", loader.load_applications)  # type: ignore[method-assign]
     Pipeline.after_load = clock.wrap("pipeline", Pipeline.after_load)  # type: ignore[method-assign]
-    Pipeline.after_load_many = clock.wrap("pipeline", Pipeline.after_load_many)  # type: ignore[method-assign]
     if hasattr(Pipeline, "prepare"):  # the in-memory steps, where they run apart
         Pipeline.prepare = clock.wrap("pipeline", Pipeline.prepare)
     job._load = clock.wrap("commit", job._load)  # type: ignore[attr-defined]
-    job._load_batch = clock.wrap("commit", job._load_batch)  # type: ignore[attr-defined]
     return clock

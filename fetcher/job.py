@@ -217,7 +217,7 @@ def _fetch_and_load(
         """Load (or record the failure of) one application in its own transaction."""
         advance = frontier.advance_if_done(entry.key) if frontier else None
         if error is None:
-            error = _load(factory, fut.result(), pipeline, marks, advance, todo.loaded)
+            error = _load(factory, [fut.result()], pipeline, marks, advance, todo.loaded)
         if error is None:
             loaded_one(entry, fut.result())
         else:
@@ -237,11 +237,13 @@ def _fetch_and_load(
             keys = [entry.key for entry, _ in batch]
             advance = frontier.advance_if_done_many(keys) if frontier else None
             bundles = [fut.result() for _, fut in batch]
-            if _load_batch(factory, bundles, pipeline, marks, advance, todo.loaded):
+            failed = _load(factory, bundles, pipeline, marks, advance, todo.loaded)
+            if failed is None:
                 for entry, fut in batch:
                     loaded_one(entry, fut.result())
                     finished_one(entry)
-            else:
+            else:  # each one on its own: only a bad one fails
+                log.debug("%d applications loaded together failed (%s)", len(batch), failed)
                 for entry, fut in batch:
                     one(entry, fut, None)
         batch.clear()
@@ -295,49 +297,18 @@ def _fetch_error(fut: Future[AppBundle], result: ServerResult) -> str | None:
 
 def _load(
     factory: sessionmaker[Session],
-    bundle: AppBundle,
-    pipeline: Pipeline,
-    marks: watermark.Marks,
-    advance: Advance | None,
-    loaded: Callable[[Session, int, int, AppBundle], None] | None = None,
-) -> str | None:
-    """Load one application and run the pipeline's per-application steps on it, in one
-    transaction (with what its source writes beside it); return an error text or None."""
-    server_id = marks.server_id
-    try:
-        prepared = pipeline.prepare(bundle)  # in memory, before the transaction
-        with factory() as session, session.begin():
-            stored = loader.load_application(session, server_id, bundle, prepared.application)
-            if loaded is not None:
-                loaded(session, server_id, stored.app_pk, bundle)
-            pipeline.after_load(session, server_id, bundle, stored, prepared)
-            written = marks.apply(session, advance)
-        marks.committed(written)
-    except SQLAlchemyError as exc:
-        fault = storage_fault(factory_url(factory), exc)
-        if fault is not None:
-            raise fault from exc  # every later write would fail too: the run stops here
-        return f"database error: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
-    except Exception as exc:  # one app's data must not stop the others (e.g. a value too big)
-        log.debug("unexpected error loading %s", bundle.entry.app_id, exc_info=exc)
-        return f"internal error: {type(exc).__name__}: {exc}"[:2000]
-    return None
-
-
-def _load_batch(
-    factory: sessionmaker[Session],
     bundles: list[AppBundle],
     pipeline: Pipeline,
     marks: watermark.Marks,
     advance: Advance | None,
     loaded: Callable[[Session, int, int, AppBundle], None] | None = None,
-) -> bool:
-    """Load several applications and run the pipeline's per-application steps on them, all in
-    one transaction, a few statements for all of them; False when anything fails (nothing of
-    them is then stored: the caller loads each one on its own, which says which one failed)."""
+) -> str | None:
+    """Load applications and run the pipeline's per-application steps on them, all in one
+    transaction (with what their source writes beside each), a few statements for all of them;
+    return an error text (nothing of them is then stored) or None."""
     server_id = marks.server_id
     try:
-        prepared = [pipeline.prepare(bundle) for bundle in bundles]  # in memory
+        prepared = [pipeline.prepare(bundle) for bundle in bundles]  # in memory, before writing
         with factory() as session, session.begin():
             stored = loader.load_applications(
                 session,
@@ -347,7 +318,7 @@ def _load_batch(
             if loaded is not None:
                 for bundle, one in zip(bundles, stored, strict=True):
                     loaded(session, server_id, one.app_pk, bundle)
-            pipeline.after_load_many(
+            pipeline.after_load(
                 session, server_id, list(zip(bundles, stored, prepared, strict=True))
             )
             written = marks.apply(session, advance)
@@ -356,12 +327,12 @@ def _load_batch(
         fault = storage_fault(factory_url(factory), exc)
         if fault is not None:
             raise fault from exc  # every later write would fail too: the run stops here
-        log.debug("loading %d applications together failed", len(bundles), exc_info=exc)
-        return False
-    except Exception as exc:  # loaded one by one instead, so that only a bad one fails
-        log.debug("loading %d applications together failed", len(bundles), exc_info=exc)
-        return False
-    return True
+        return f"database error: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
+    except Exception as exc:  # one app's data must not stop the others (e.g. a value too big)
+        ids = ", ".join(b.entry.app_id for b in bundles)
+        log.debug("unexpected error loading %s", ids, exc_info=exc)
+        return f"internal error: {type(exc).__name__}: {exc}"[:2000]
+    return None
 
 
 def _record_failure(

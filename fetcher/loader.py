@@ -65,7 +65,7 @@ KEY_COLUMNS = ("server_id", "app_id", "attempt_id")
 
 @dataclass(frozen=True)
 class Loaded:
-    """What :func:`load_application` wrote."""
+    """What :func:`load_applications` wrote of one application."""
 
     app_pk: int
     #: the application row as stored (without its id)
@@ -104,14 +104,6 @@ class _StoredVersion:
     id: int
     allocated_core_hours: float | None
     wasted_core_hours: float | None
-
-
-def load_application(
-    session: Session, server_id: int, bundle: AppBundle, analysis: Mapping[str, Any]
-) -> Loaded:
-    """Upsert the application row and replace all of its child rows: :func:`load_applications`
-    of one application."""
-    return load_applications(session, server_id, [(bundle, analysis)])[0]
 
 
 def load_applications(
@@ -156,13 +148,12 @@ def load_applications(
             stored["allocated_core_hours"] = None if old is None else old.allocated_core_hours
             stored["wasted_core_hours"] = None if old is None else old.wasted_core_hours
         stored_rows.append(stored)
-        before: Mapping[Any, Any] = {}
-        if old is not None:
-            # A re-fetch replaces the application: its old rows go, in the same transaction.
-            before = summary.read(session, [old.id])
-            for model in APP_CHILD_TABLES:
-                session.execute(delete(model).where(model.application_id == old.id))
-        befores.append(before)
+        befores.append({} if old is None else summary.read(session, [old.id]))
+    replaced = [old.id for old in map(found.get, keys) if old is not None]
+    if replaced:
+        # A re-fetch replaces the application: its old rows go, in the same transaction.
+        for model in APP_CHILD_TABLES:
+            session.execute(delete(model).where(model.application_id.in_(replaced)))
     pks: dict[tuple[str, str], int] = {}
     for group in _by_columns(rows).values():
         for pk, app_id, attempt_id in bulk.upsert(
@@ -170,18 +161,19 @@ def load_applications(
         ):
             pks[(app_id, attempt_id)] = pk
     app_pks = [pks[key] for key in keys]
+    # each application's stage attempts: a row of a stage not stored is left out
+    stages = [{(s["stage_id"], s["attempt_id"]) for s in b.stages} for b, _ in apps]
     for child, attr, stage_key in CHILD_ROWS:
         groups = []
-        for (bundle, _), pk in zip(apps, app_pks, strict=True):
+        for (bundle, _), pk, known in zip(apps, app_pks, stages, strict=True):
             child_rows = getattr(bundle, attr)
             if stage_key is not None and child_rows:
                 a, b = stage_key
-                known = {(s["stage_id"], s["attempt_id"]) for s in bundle.stages}
                 child_rows = [r for r in child_rows if (r[a], r[b]) in known]
             if child_rows:
                 groups.append((pk, child_rows))
         if groups:
-            bulk.write_grouped(conn, bulk.layout(child), groups)
+            bulk.write(conn, bulk.layout(child), groups)
     cleared = []
     for (bundle, _), row, key in zip(apps, rows, keys, strict=True):
         if bundle.sql_error is not None:

@@ -1,13 +1,14 @@
-"""Rows of one table written in one statement (those of several applications too): ``COPY`` on PostgreSQL (a single row: an
-``INSERT``, one round trip instead of a COPY's three), one prepared ``INSERT`` run over all the
-rows (executemany) on SQLite. Both go to the driver's cursor directly, its errors raised as
-SQLAlchemy raises them for an INSERT.
+"""Rows of one table written in one statement, those of several applications too: ``COPY`` on
+PostgreSQL (a single row: an ``INSERT``, one round trip instead of a COPY's three), one prepared
+``INSERT`` run over all the rows (executemany) on SQLite; and the few other statements of a load
+(an upsert returning ids, a look-up). All go to the driver's cursor directly, its errors raised as
+SQLAlchemy raises them.
 
 The rows are the parser's dicts, keyed by column name; a key that a row lacks is the column's
 default (NULL if it has none). JSON columns are serialised here with orjson, as the text the
 column's JSON type would store: a ``None`` that is there is JSON ``null``, one that is missing
-is SQL NULL, as an INSERT that leaves the column out would store. The statement of each table is
-built once per dialect.
+is SQL NULL, as an INSERT that leaves the column out would store. Each statement is built once
+per dialect (and row count).
 """
 
 from __future__ import annotations
@@ -36,14 +37,11 @@ class Layout:
     defaults: tuple[Any, ...]
     json: tuple[int, ...]  # indexes (in ``names``) of the JSON columns
 
-    def values(self, first: Any, rows: Iterable[Mapping[str, Any]]) -> list[tuple[Any, ...]]:
-        """One tuple per row: ``first`` (the application's id), then the columns."""
-        return self.grouped([(first, rows)])
-
-    def grouped(
+    def values(
         self, groups: Iterable[tuple[Any, Iterable[Mapping[str, Any]]]]
     ) -> list[tuple[Any, ...]]:
-        """:meth:`values` of several applications' rows, each group with its own ``first``."""
+        """One tuple per row of each group: the group's leading value (its application's id),
+        then the columns."""
         get = itemgetter(*self.names) if len(self.names) > 1 else lambda r: (r[self.names[0]],)
         out = []
         dumps = orjson.dumps
@@ -81,18 +79,12 @@ def layout(model_table: Table, leading: str = "application_id") -> Layout:
     )
 
 
-def write(conn: Connection, lay: Layout, first: Any, rows: Sequence[Mapping[str, Any]]) -> None:
-    """Insert the rows (in the connection's transaction)."""
-    if rows:
-        write_grouped(conn, lay, [(first, rows)])
-
-
-def write_grouped(
+def write(
     conn: Connection, lay: Layout, groups: Sequence[tuple[Any, Sequence[Mapping[str, Any]]]]
 ) -> None:
-    """Insert the rows of several applications, each group of rows with its own leading value,
-    in one statement (in the connection's transaction)."""
-    values = lay.grouped(groups)
+    """Insert the rows of one application or several, each group of rows with its own leading
+    value (its application's id), in one statement (in the connection's transaction)."""
+    values = lay.values(groups)
     if not values:
         return
     if conn.dialect.name == "postgresql":
@@ -165,22 +157,19 @@ def _upsert_sql(
     returning: tuple[str, ...],
 ) -> str:
     key = ("upsert", conn.dialect.name, model_table.name, keys, columns, n, returning)
-    sql = _UPSERT_SQL.get(key)
+    sql = _SQL.get(key)
     if sql is None:
         quote = conn.dialect.identifier_preparer.quote
         mark = "%s" if conn.dialect.name == "postgresql" else "?"
         one = "(" + ", ".join([mark] * len(columns)) + ")"
         updates = ", ".join(f"{quote(c)} = excluded.{quote(c)}" for c in columns if c not in keys)
-        sql = _UPSERT_SQL[key] = (
+        sql = _SQL[key] = (
             f"INSERT INTO {quote(model_table.name)} ({', '.join(map(quote, columns))}) "
             f"VALUES {', '.join([one] * n)} "
             f"ON CONFLICT ({', '.join(map(quote, keys))}) DO UPDATE SET {updates} "
             f"RETURNING {', '.join(map(quote, returning))}"
         )
     return sql
-
-
-_UPSERT_SQL: dict[tuple[Any, ...], str] = {}
 
 
 @contextmanager
@@ -199,7 +188,8 @@ def _driver_cursor(conn: Connection, sql: str) -> Iterator[Any]:
         cursor.close()
 
 
-_SQL: dict[tuple[str, str, str], str] = {}  # (kind, dialect, table or statement) -> SQL
+#: (kind of statement, dialect, what it is built from...) -> its SQL
+_SQL: dict[tuple[Any, ...], str] = {}
 
 
 def _columns(conn: Connection, lay: Layout) -> str:

@@ -43,9 +43,9 @@ SQL_PAGE_LENGTH = 20
 SQL_MAX_EXECUTIONS = 1000
 
 
-#: Members of ``/environment`` that are not stored (the Hadoop properties unless
-#: ``fetcher.store_hadoop_properties``), nine tenths of its body: left undecoded.
-ENVIRONMENT_UNREAD = ("hadoopProperties", "classpathEntries")
+#: Members of ``/environment`` never stored, with the Hadoop properties unless
+#: ``fetcher.store_hadoop_properties`` (together nine tenths of its body): left undecoded.
+ENVIRONMENT_UNREAD = ("classpathEntries",)
 
 
 class JsonSource(Protocol):
@@ -73,7 +73,7 @@ def fetch_app(
     bundle.environment = parse_environment(
         client.get_json(
             endpoints.environment(app, attempt_id),
-            unread=ENVIRONMENT_UNREAD if hadoop else ENVIRONMENT_UNREAD[1:],
+            unread=ENVIRONMENT_UNREAD if hadoop else ("hadoopProperties", *ENVIRONMENT_UNREAD),
         ),
         redaction,
         hadoop,

@@ -149,7 +149,9 @@ def add_into(total: dict[Key, list[float]], contributions: Mapping[Key, Vector])
         _add(total, key, vector)
 
 
-def apply(session: Session, before: Mapping[Key, Vector], after: Mapping[Key, Vector]) -> None:
+def apply(
+    session: Session, before: Mapping[Key, Sequence[float]], after: Mapping[Key, Sequence[float]]
+) -> None:
     """Add ``after - before`` to the summary (in the caller's transaction)."""
     delta: dict[Key, list[float]] = {}
     for key, vector in after.items():

@@ -203,7 +203,7 @@ def insert_encoded(session: Session, encoded: Sequence[tuple[int, bytes]]) -> No
     """Store the encoded inputs (application pk, blob) of applications loaded in this transaction
     (the load removed those of the versions they replaced), in one bulk statement."""
     groups = [(pk, [{"format": FORMAT, "data": blob}]) for pk, blob in encoded]
-    bulk.write_grouped(session.connection(), _INPUTS, groups)
+    bulk.write(session.connection(), _INPUTS, groups)
 
 
 _INPUTS = bulk.layout(cast(Table, AnalysisInput.__table__))

@@ -102,12 +102,10 @@ def insert_loaded(
         return
     at = now_ms()
     conn = session.connection()
-    bulk.write_grouped(
+    bulk.write(
         conn, _DOCUMENTS, [(pk, [{"analyzed_at_ms": at, "results": doc}]) for pk, _, doc in scored]
     )
-    bulk.write_grouped(
-        conn, _FINDINGS, [(pk, _finding_rows(pk, results)) for pk, results, _ in scored]
-    )
+    bulk.write(conn, _FINDINGS, [(pk, _finding_rows(pk, results)) for pk, results, _ in scored])
 
 
 _DOCUMENTS = bulk.layout(cast(Table, Analysis.__table__))

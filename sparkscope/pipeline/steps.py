@@ -2,7 +2,8 @@
 
 For each fetched application, first in memory (:meth:`Pipeline.prepare`, before anything is
 written: the application row takes its findings' columns from it), then, once the loader has
-written the application's rows, in the same transaction (:meth:`Pipeline.after_load`):
+written the application's rows, in the same transaction (:meth:`Pipeline.after_load`, for the
+applications loaded together):
 
 1. ``inputs`` -- the application's heuristic inputs, encoded (re-scoring reads them back);
 2. ``score`` -- the heuristics' findings (skipped by ``fetch --no-analyze``; the page then scores
@@ -268,17 +269,6 @@ class Pipeline:
         self,
         session: Session,
         server_id: int,
-        rows: LoadedRows,
-        stored: StoredApplication,
-        prepared: Prepared,
-    ) -> None:
-        """Steps 1-5 for one application: :meth:`after_load_many` of one."""
-        self.after_load_many(session, server_id, [(rows, stored, prepared)])
-
-    def after_load_many(
-        self,
-        session: Session,
-        server_id: int,
         loaded: Sequence[tuple[LoadedRows, StoredApplication, Prepared]],
     ) -> None:
         """Steps 1-5 for applications loaded together, in the caller's (the load's) transaction,
@@ -309,9 +299,7 @@ class Pipeline:
         insert_encoded(session, inputs)
         insert_loaded(session, scored)
         store_inputs(session, whatif)
-        day_summary.apply(
-            session, {k: tuple(v) for k, v in before.items()}, {k: tuple(v) for k, v in now.items()}
-        )
+        day_summary.apply(session, before, now)
         ledger.enqueue(session, work)
 
     def complete(

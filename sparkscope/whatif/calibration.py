@@ -136,7 +136,7 @@ def store_inputs(session: Session, encoded: Sequence[tuple[int, bytes]]) -> None
     loaded (fetch time; the load removed the inputs of the versions they replaced), in one bulk
     statement."""
     groups = [(pk, [{"format": wi.FORMAT, "data": blob}]) for pk, blob in encoded]
-    bulk.write_grouped(session.connection(), _INPUTS, groups)
+    bulk.write(session.connection(), _INPUTS, groups)
 
 
 _INPUTS = bulk.layout(cast(Table, WhatIfInput.__table__))

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from fetcher import job, loader, watermark
@@ -72,7 +72,7 @@ def two_databases(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tu
 
 
 def load(url: str, batches: list[list[AppBundle]]) -> None:
-    """Load the batches in order, each in one transaction (a batch of one as the fetch does it)."""
+    """Load the batches in order, each in one transaction."""
     engine = make_engine(url)
     factory = make_sessionmaker(engine)
     pipeline = Pipeline(registry=load_heuristics(str(BUNDLED_CONFIG_DIR / "heuristics.yaml")))
@@ -82,10 +82,7 @@ def load(url: str, batches: list[list[AppBundle]]) -> None:
             pipeline.start_run(session)
         marks = watermark.Marks(server_id)
         for batch in batches:
-            if len(batch) == 1:
-                assert job._load(factory, batch[0], pipeline, marks, None) is None
-            else:
-                assert job._load_batch(factory, batch, pipeline, marks, None)
+            assert job._load(factory, batch, pipeline, marks, None) is None
     finally:
         engine.dispose()
 
@@ -163,28 +160,32 @@ def shs() -> Iterator[FakeShs]:
         yield server
 
 
-@pytest.fixture
-def factory(fresh_pg_url: str) -> Iterator[sessionmaker[Session]]:
-    engine = make_engine(fresh_pg_url)
-    yield make_sessionmaker(engine)
-    engine.dispose()
-
-
 def test_a_bad_application_in_a_batch_fails_alone_and_the_others_are_stored(
     shs: FakeShs, factory: sessionmaker[Session], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    batches: list[list[str]] = []
+    # The database refuses the bad application's row (a trigger of this test's database).
+    with factory() as s, s.begin():
+        s.execute(
+            text(
+                "CREATE FUNCTION refuse_bad() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                f"IF NEW.app_id = '{BAD}' THEN "
+                "RAISE EXCEPTION 'a value the database refuses'; END IF; RETURN NEW; END $$"
+            )
+        )
+        s.execute(
+            text(
+                "CREATE TRIGGER refuse_bad BEFORE INSERT ON application "
+                "FOR EACH ROW EXECUTE FUNCTION refuse_bad()"
+            )
+        )
+    batches: list[list[str]] = []  # the applications of each load, as the loader is called
     real = loader.load_applications
 
-    def refusing(session: Session, server_id: int, apps: Any) -> Any:
-        ids = [bundle.entry.app_id for bundle, _ in apps]
-        batches.append(ids)
-        written = real(session, server_id, apps)  # written, then refused: all rolled back
-        if BAD in ids:
-            raise ValueError("a value the database refuses")
-        return written
+    def watched(session: Session, server_id: int, apps: Any) -> Any:
+        batches.append([bundle.entry.app_id for bundle, _ in apps])
+        return real(session, server_id, apps)
 
-    monkeypatch.setattr(loader, "load_applications", refusing)
+    monkeypatch.setattr(loader, "load_applications", watched)
     # Every application in flight is fetched before the loader looks: batches as large as can be.
     monkeypatch.setattr(job, "wait", lambda fs, return_when: concurrent.futures.wait(fs))
     config = FetcherConfig(threads=3, retries=0, backoff_factor_s=0)
@@ -194,6 +195,7 @@ def test_a_bad_application_in_a_batch_fails_alone_and_the_others_are_stored(
     # all of them in one batch, oldest first; refused, then each one on its own
     assert batches == [IDS] + [[i] for i in IDS]
     assert (result.loaded, [a for a, _ in result.failed]) == (len(IDS) - 1, [BAD])
+    assert "database error" in result.failed[0][1]
     assert "a value the database refuses" in result.failed[0][1]
     with factory() as s:
         assert sorted(s.scalars(select(Application.app_id))) == sorted(set(IDS) - {BAD})

@@ -47,7 +47,7 @@ def test_rows_read_back_as_written(fresh_db_url: str) -> None:
     with factory() as s, s.begin():
         pk = _app(s)
         conn = s.connection()
-        bulk.write(conn, bulk.layout(cast(Table, Stage.__table__)), pk, [STAGE])
+        bulk.write(conn, bulk.layout(cast(Table, Stage.__table__)), [(pk, [STAGE])])
         dists = [
             {
                 "stage_id": 3,
@@ -57,8 +57,8 @@ def test_rows_read_back_as_written(fresh_db_url: str) -> None:
                 "executor_metrics": None,
             },
         ]
-        bulk.write(conn, bulk.layout(cast(Table, StageTaskDistribution.__table__)), pk, dists)
-        bulk.write(conn, bulk.layout(cast(Table, Task.__table__)), pk, [task])
+        bulk.write(conn, bulk.layout(cast(Table, StageTaskDistribution.__table__)), [(pk, dists)])
+        bulk.write(conn, bulk.layout(cast(Table, Task.__table__)), [(pk, [task])])
     with factory() as s:
         stage = s.scalars(select(Stage)).one()
         assert (stage.name, stage.raw, stage.num_tasks) == (STAGE["name"], STAGE["raw"], 200)
@@ -85,14 +85,14 @@ def test_a_missing_json_key_is_sql_null(fresh_db_url: str) -> None:
     with factory() as s, s.begin():
         pk = _app(s)
         conn = s.connection()
-        bulk.write(conn, bulk.layout(cast(Table, Stage.__table__)), pk, [STAGE])
+        bulk.write(conn, bulk.layout(cast(Table, Stage.__table__)), [(pk, [STAGE])])
         older = {
             "stage_id": 3,
             "attempt_id": 0,
             "quantiles": [0.5],
             "metrics": {},
         }  # no executor_metrics
-        bulk.write(conn, bulk.layout(cast(Table, StageTaskDistribution.__table__)), pk, [older])
+        bulk.write(conn, bulk.layout(cast(Table, StageTaskDistribution.__table__)), [(pk, [older])])
     with factory() as s:
         count = s.scalar(
             select(func.count()).where(StageTaskDistribution.executor_metrics.is_(None))
@@ -108,7 +108,7 @@ def test_a_bad_row_fails_the_transaction_and_leaves_nothing(fresh_db_url: str) -
         pk = _app(s)
     bad = [STAGE, {**STAGE, "stage_id": 4, "status": None}]  # status is NOT NULL
     with pytest.raises(IntegrityError), factory() as s, s.begin():  # the loader's "database error"
-        bulk.write(s.connection(), bulk.layout(cast(Table, Stage.__table__)), pk, bad)
+        bulk.write(s.connection(), bulk.layout(cast(Table, Stage.__table__)), [(pk, bad)])
     with factory() as s:
         assert s.scalar(text("SELECT count(*) FROM stage")) == 0
     engine.dispose()
@@ -135,9 +135,9 @@ def test_one_row_alone_is_stored_as_in_a_batch(fresh_db_url: str) -> None:
         s.add(other)
         s.flush()
         conn = s.connection()
-        bulk.write(conn, lay, pk, [STAGE, second])  # a batch
-        bulk.write(conn, lay, other.id, [STAGE])  # one row at a time
-        bulk.write(conn, lay, other.id, [second])
+        bulk.write(conn, lay, [(pk, [STAGE, second])])  # a batch
+        bulk.write(conn, lay, [(other.id, [STAGE])])  # one row at a time
+        bulk.write(conn, lay, [(other.id, [second])])
     with factory() as s:
         batch, alone = _stages_of(s, pk), _stages_of(s, other.id)
         assert batch == alone
@@ -152,7 +152,7 @@ def test_a_bad_lone_row_fails_as_a_batch_does(fresh_db_url: str) -> None:
         pk = _app(s)
     with pytest.raises(IntegrityError), factory() as s, s.begin():
         lay = bulk.layout(cast(Table, Stage.__table__))
-        bulk.write(s.connection(), lay, pk, [{**STAGE, "status": None}])
+        bulk.write(s.connection(), lay, [(pk, [{**STAGE, "status": None}])])
     with factory() as s:
         assert s.scalar(text("SELECT count(*) FROM stage")) == 0
     engine.dispose()
