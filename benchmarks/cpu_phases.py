@@ -71,6 +71,6 @@ def instrument() -> PhaseClock:
     loader.load_applications = clock.wrap("load", loader.load_applications)  # type: ignore[method-assign]
     Pipeline.after_load = clock.wrap("pipeline", Pipeline.after_load)  # type: ignore[method-assign]
     if hasattr(Pipeline, "prepare"):  # the in-memory steps, where they run apart
-        Pipeline.prepare = clock.wrap("pipeline", Pipeline.prepare)
+        Pipeline.prepare = clock.wrap("pipeline", Pipeline.prepare)  # type: ignore[method-assign]
     job._load = clock.wrap("commit", job._load)  # type: ignore[attr-defined]
     return clock

@@ -7,7 +7,9 @@ recorded from a real Spark 4.0.1 History Server, scaled to N applications. For e
 1. **CPU**: the fetch (client, parse, load, per-application pipeline) of ``--cpu-apps``
    applications at zero SHS latency into a fresh database, in a process of its own; its CPU time
    (user + system, every thread) per fetched application, split by phase
-   (:mod:`benchmarks.cpu_phases`), and the CPU of a bare crawl of the same URLs for comparison;
+   (:mod:`benchmarks.cpu_phases`), and for comparison the CPU of a bare crawl of the same URLs
+   with ``requests``, and the floors: the same URLs read on bare sockets, and orjson's decode of
+   their bodies;
 2. **ratio**: the fetch of ``--apps`` applications with ``--latency-ms`` per request and
    ``--replay-ms`` on each application's first request, and a bare crawl that requests exactly
    the URLs the fetch requested (as the replay server logged them), per application in the same
@@ -48,6 +50,10 @@ def _cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def _system_s() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_stime
+
+
 # ------------------------------------------------------------------------------------- fetch
 
 
@@ -71,7 +77,7 @@ def run_fetch(url: str, db_url: str, threads: int, out_queue: Any) -> None:
     engine = make_engine(db_url)
     factory = make_sessionmaker(engine)
     pipeline = Pipeline(registry=load_heuristics(str(BUNDLED_CONFIG_DIR / "heuristics.yaml")))
-    started, cpu = time.perf_counter(), _cpu_s()
+    started, cpu, system = time.perf_counter(), _cpu_s(), _system_s()
     result = run_server(
         factory,
         ServerConfig(name="bench", url=url, read_timeout_s=120),
@@ -80,6 +86,7 @@ def run_fetch(url: str, db_url: str, threads: int, out_queue: Any) -> None:
         pipeline=pipeline,
     )
     wall, cpu = time.perf_counter() - started, _cpu_s() - cpu
+    system = _system_s() - system
     phases = dict(clock.seconds)
     complete_cpu = _cpu_s()
     pipeline.complete(factory)
@@ -89,6 +96,7 @@ def run_fetch(url: str, db_url: str, threads: int, out_queue: Any) -> None:
         {
             "wall_s": wall,
             "cpu_s": cpu,
+            "system_s": system,
             "phases_s": phases,
             "complete_cpu_s": complete_cpu,
             "loaded": result.loaded,
@@ -133,6 +141,86 @@ def crawl(url: str, urls: list[str], threads: int) -> tuple[float, float]:
     return time.perf_counter() - started, _cpu_s() - cpu
 
 
+def socket_crawl(url: str, urls: list[str], threads: int) -> tuple[float, float]:
+    """The floor of the HTTP: the same URLs, grouped and threaded as :func:`crawl`, each thread
+    on one kept-alive socket writing a bare ``GET`` and reading the status line, the headers and
+    a ``Content-Length`` body, nothing more; and each body then decoded by orjson alone, as the
+    fetch decodes it (the environment's unread members emptied first, outside the clock). Returns
+    (CPU seconds of the crawl, CPU seconds of the decode), of this process."""
+    import socket
+    from urllib.parse import urlsplit
+
+    import orjson
+
+    from fetcher.shs.request_plan import ENVIRONMENT_UNREAD
+    from fetcher.shs.safejson import without_members
+
+    unread = ("hadoopProperties", *ENVIRONMENT_UNREAD)
+    parts = urlsplit(url)
+    per_app: dict[str, list[str]] = defaultdict(list)
+    for u in urls:
+        if not (u.startswith("applications?") or u == "applications"):
+            per_app[u.split("/")[1].split("?")[0]].append(u)
+    local = threading.local()
+    sockets: list[socket.socket] = []
+    lock = threading.Lock()
+    spent_s = [0.0, 0.0]  # emptying the environment's unread members, decoding
+
+    def get(path: str) -> bytes:
+        sock = getattr(local, "sock", None)
+        if sock is None:
+            sock = local.sock = socket.create_connection((parts.hostname, parts.port))
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            with lock:
+                sockets.append(sock)
+        sock.sendall(f"GET /api/v1/{path} HTTP/1.1\r\nHost: {parts.netloc}\r\n\r\n".encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = sock.recv(65536)
+            if not chunk:
+                raise ConnectionError("closed before the headers")
+            head += chunk
+        head, _, rest = head.partition(b"\r\n\r\n")
+        length = next(
+            int(line.split(b":", 1)[1])
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"content-length:")
+        )
+        body = bytearray(length)
+        view = memoryview(body)
+        view[: len(rest)] = rest
+        got = len(rest)
+        while got < length:
+            n = sock.recv_into(view[got:])
+            if not n:
+                raise ConnectionError("closed in the body")
+            got += n
+        return bytes(body)
+
+    def get_all(paths: list[str]) -> None:
+        cut = decode = 0.0
+        for path in paths:
+            body = get(path)
+            started = time.thread_time()
+            if path.split("?")[0].endswith("/environment"):
+                body = without_members(body, unread)
+            cut_at = time.thread_time()
+            orjson.loads(body)
+            cut, decode = cut + cut_at - started, decode + time.thread_time() - cut_at
+        with lock:
+            spent_s[0] += cut
+            spent_s[1] += decode
+
+    cpu = _cpu_s()
+    try:
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            list(pool.map(get_all, per_app.values()))
+    finally:
+        for sock in sockets:
+            sock.close()
+    return _cpu_s() - cpu - sum(spent_s), spent_s[1]
+
+
 def run_case(
     db_url: str, apps: int, latency_ms: float, replay_ms: float, threads: int
 ) -> dict[str, Any]:
@@ -162,6 +250,8 @@ def run_case(
     server, url = start_server()
     try:
         fetched["crawl_wall_s"], fetched["crawl_cpu_s"] = crawl(url, urls, threads)
+        if not latency_ms and not replay_ms:
+            fetched["socket_cpu_s"], fetched["orjson_cpu_s"] = socket_crawl(url, urls, threads)
     finally:
         server.kill()
         server.join()
@@ -217,6 +307,7 @@ def report_cpu(runs: dict[str, dict[str, Any]], apps: int, threads: int, repeat:
             "  lowest-highest run",
             ["-".join(f"{_per_app_ms(s, r):.1f}" for s in r["cpu_range_s"]) for r in runs.values()],
         )
+    line("  of which system", [f"{_per_app_ms(r['system_s'], r):.2f}" for r in runs.values()])
     for phase in PHASES:
         line(f"  {phase}", [f"{_per_app_ms(r['phases_s'][phase], r):.2f}" for r in runs.values()])
     line(
@@ -226,6 +317,14 @@ def report_cpu(runs: dict[str, dict[str, Any]], apps: int, threads: int, repeat:
     line(
         "bare crawl CPU/app (ms)",
         [f"{_per_app_ms(r['crawl_cpu_s'], r):.2f}" for r in runs.values()],
+    )
+    line(
+        "floor: socket crawl (ms)",
+        [f"{_per_app_ms(r['socket_cpu_s'], r):.2f}" for r in runs.values()],
+    )
+    line(
+        "floor: orjson decode (ms)",
+        [f"{_per_app_ms(r['orjson_cpu_s'], r):.2f}" for r in runs.values()],
     )
     line("queued steps, per run (CPU s)", [f"{r['complete_cpu_s']:.2f}" for r in runs.values()])
 
