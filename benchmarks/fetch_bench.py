@@ -29,29 +29,20 @@ import resource
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 from urllib.request import urlopen
 
 from benchmarks.cpu_phases import PHASES
+from benchmarks.crawls import cpu_s as _cpu_s
+from benchmarks.crawls import crawl, socket_crawl
+from benchmarks.crawls import system_s as _system_s
 from benchmarks.replay_server import serve
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_CPU_MS = 10.0
 TARGET_RATIO = 1.15
-
-
-def _cpu_s() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
-def _system_s() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_stime
 
 
 # ------------------------------------------------------------------------------------- fetch
@@ -106,119 +97,6 @@ def run_fetch(url: str, db_url: str, threads: int, out_queue: Any) -> None:
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         }
     )
-
-
-def crawl(url: str, urls: list[str], threads: int) -> tuple[float, float]:
-    """Request the same URLs, grouped per application, with the same threads; read bodies only.
-    Returns (wall seconds, CPU seconds of this process)."""
-    import requests
-
-    per_app: dict[str, list[str]] = defaultdict(list)
-    listing = []
-    for u in urls:
-        if u.startswith("applications?") or u == "applications":
-            listing.append(u)
-        else:
-            per_app[u.split("/")[1].split("?")[0]].append(u)
-    local = threading.local()
-
-    def session() -> requests.Session:
-        s = getattr(local, "s", None)
-        if s is None:
-            s = local.s = requests.Session()
-        return s
-
-    def get_all(paths: list[str]) -> int:
-        n = 0
-        for p in paths:
-            n += len(session().get(f"{url}/api/v1/{p}", timeout=120).content)
-        return n
-
-    started, cpu = time.perf_counter(), _cpu_s()
-    get_all(listing)
-    with ThreadPoolExecutor(max_workers=threads) as pool:
-        list(pool.map(get_all, per_app.values()))
-    return time.perf_counter() - started, _cpu_s() - cpu
-
-
-def socket_crawl(url: str, urls: list[str], threads: int) -> tuple[float, float]:
-    """The floor of the HTTP: the same URLs, grouped and threaded as :func:`crawl`, each thread
-    on one kept-alive socket writing a bare ``GET`` and reading the status line, the headers and
-    a ``Content-Length`` body, nothing more; and each body then decoded by orjson alone, as the
-    fetch decodes it (the environment's unread members emptied first, outside the clock). Returns
-    (CPU seconds of the crawl, CPU seconds of the decode), of this process."""
-    import socket
-    from urllib.parse import urlsplit
-
-    import orjson
-
-    from fetcher.shs.request_plan import ENVIRONMENT_UNREAD
-    from fetcher.shs.safejson import without_members
-
-    unread = ("hadoopProperties", *ENVIRONMENT_UNREAD)
-    parts = urlsplit(url)
-    per_app: dict[str, list[str]] = defaultdict(list)
-    for u in urls:
-        if not (u.startswith("applications?") or u == "applications"):
-            per_app[u.split("/")[1].split("?")[0]].append(u)
-    local = threading.local()
-    sockets: list[socket.socket] = []
-    lock = threading.Lock()
-    spent_s = [0.0, 0.0]  # emptying the environment's unread members, decoding
-
-    def get(path: str) -> bytes:
-        sock = getattr(local, "sock", None)
-        if sock is None:
-            sock = local.sock = socket.create_connection((parts.hostname, parts.port))
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            with lock:
-                sockets.append(sock)
-        sock.sendall(f"GET /api/v1/{path} HTTP/1.1\r\nHost: {parts.netloc}\r\n\r\n".encode())
-        head = b""
-        while b"\r\n\r\n" not in head:
-            chunk = sock.recv(65536)
-            if not chunk:
-                raise ConnectionError("closed before the headers")
-            head += chunk
-        head, _, rest = head.partition(b"\r\n\r\n")
-        length = next(
-            int(line.split(b":", 1)[1])
-            for line in head.split(b"\r\n")
-            if line.lower().startswith(b"content-length:")
-        )
-        body = bytearray(length)
-        view = memoryview(body)
-        view[: len(rest)] = rest
-        got = len(rest)
-        while got < length:
-            n = sock.recv_into(view[got:])
-            if not n:
-                raise ConnectionError("closed in the body")
-            got += n
-        return bytes(body)
-
-    def get_all(paths: list[str]) -> None:
-        cut = decode = 0.0
-        for path in paths:
-            body = get(path)
-            started = time.thread_time()
-            if path.split("?")[0].endswith("/environment"):
-                body = without_members(body, unread)
-            cut_at = time.thread_time()
-            orjson.loads(body)
-            cut, decode = cut + cut_at - started, decode + time.thread_time() - cut_at
-        with lock:
-            spent_s[0] += cut
-            spent_s[1] += decode
-
-    cpu = _cpu_s()
-    try:
-        with ThreadPoolExecutor(max_workers=threads) as pool:
-            list(pool.map(get_all, per_app.values()))
-    finally:
-        for sock in sockets:
-            sock.close()
-    return _cpu_s() - cpu - sum(spent_s), spent_s[1]
 
 
 def run_case(
