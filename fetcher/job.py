@@ -31,6 +31,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from fetcher import loader, watermark
+from fetcher.affinity import one_cpu
 from fetcher.eventlog.source import EventLogSource
 from fetcher.listing import FetchPlan, plan
 from fetcher.options import FetchOptions, ServerResult
@@ -110,7 +111,9 @@ def run_server(
         pipeline.start_run(session)  # once per run, not per application
     crashed: str | None = None
     try:
-        with storage_faults(url), collector_for_a_crawl():
+        # an SHS crawl's threads on one CPU; an event-log read decompresses beside its parse
+        keep_one = logs is None and fetcher_config.one_cpu
+        with storage_faults(url), collector_for_a_crawl(), one_cpu(keep_one):
             try:
                 if logs is not None:
                     todo = FetchPlan(

@@ -78,6 +78,7 @@ class FetcherConfig:
     store_hadoop_properties: bool = default("fetcher.store_hadoop_properties")
     reconcile_days: int = default("fetcher.reconcile_days")
     reconcile_every_hours: int = default("fetcher.reconcile_every_hours")
+    one_cpu: bool = default("fetcher.one_cpu")
 
 
 @dataclass(frozen=True)

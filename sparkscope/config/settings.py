@@ -213,6 +213,13 @@ SETTINGS: tuple[Setting, ...] = (
         "`spark.hadoop.*` settings are Spark properties and always stored).",
     ),
     Setting(
+        "fetcher.one_cpu",
+        True,
+        BOOLEAN,
+        "Keep a fetch's threads on one CPU (Linux) while it reads a History Server: they take "
+        "turns on Python's lock, and spread over CPUs each hand-over costs more CPU time.",
+    ),
+    Setting(
         "fetcher.redaction_regex",
         DEFAULT_REDACTION_REGEX,
         regex(max_unbounded=1),
