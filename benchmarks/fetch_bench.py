@@ -17,7 +17,7 @@ recorded from a real Spark 4.0.1 History Server, scaled to N applications. For e
    and doing nothing else; the ratio of their wall times.
 
     python -m benchmarks.fetch_bench [--databases sqlite,postgresql] [--cpu-apps 420 --repeat 1]
-        [--apps 2000 --latency-ms 40 --replay-ms 400 --threads 4] [--postgres-url URL]
+        [--apps 2000 --latency-ms 40 --replay-ms 400 --threads 4] [--spread] [--postgres-url URL]
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ TARGET_RATIO = 1.15
 # ------------------------------------------------------------------------------------- fetch
 
 
-def run_fetch(url: str, db_url: str, threads: int, out_queue: Any) -> None:
+def run_fetch(url: str, db_url: str, threads: int, out_queue: Any, one_cpu: bool = True) -> None:
     """The real fetch (client, parse, load, pipeline) in a process of its own, as `sparkscope
     fetch` runs it; reports its wall and CPU time, per phase too, requests, bytes and peak RSS."""
     import logging
@@ -72,7 +72,7 @@ def run_fetch(url: str, db_url: str, threads: int, out_queue: Any) -> None:
     result = run_server(
         factory,
         ServerConfig(name="bench", url=url, read_timeout_s=120),
-        FetcherConfig(threads=threads, retries=0),
+        FetcherConfig(threads=threads, retries=0, one_cpu=one_cpu),
         FetchOptions(threads=threads),
         pipeline=pipeline,
     )
@@ -100,7 +100,12 @@ def run_fetch(url: str, db_url: str, threads: int, out_queue: Any) -> None:
 
 
 def run_case(
-    db_url: str, apps: int, latency_ms: float, replay_ms: float, threads: int
+    db_url: str,
+    apps: int,
+    latency_ms: float,
+    replay_ms: float,
+    threads: int,
+    one_cpu: bool = True,
 ) -> dict[str, Any]:
     """One fetch of ``apps`` applications into ``db_url`` and one bare crawl of its URLs."""
     ctx = mp.get_context("spawn")
@@ -115,7 +120,7 @@ def run_case(
 
     server, url = start_server()
     out_q = ctx.Queue()
-    fetch_proc = ctx.Process(target=run_fetch, args=(url, db_url, threads, out_q))
+    fetch_proc = ctx.Process(target=run_fetch, args=(url, db_url, threads, out_q, one_cpu))
     fetch_proc.start()
     try:
         fetched = out_q.get()
@@ -245,6 +250,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--latency-ms", type=float, default=40.0, help="ratio run: every request")
     ap.add_argument("--replay-ms", type=float, default=400.0, help="ratio run: first request")
     ap.add_argument("--threads", type=int, default=4)
+    ap.add_argument(
+        "--spread",
+        action="store_true",
+        help="let the fetch's threads run on every CPU (fetcher.one_cpu off)",
+    )
     ap.add_argument("--repeat", type=int, default=1, help="CPU runs per database (median shown)")
     ap.add_argument("--postgres-url", help="server URL (default: a throwaway one in a temp dir)")
     ap.add_argument("--pg-port", type=int, default=54391, help="port of the throwaway server")
@@ -279,7 +289,14 @@ def main(argv: list[str] | None = None) -> int:
                 cpu_runs = {
                     kind: median_run(
                         [
-                            run_case(database(kind, f"cpu{i}"), args.cpu_apps, 0, 0, args.threads)
+                            run_case(
+                                database(kind, f"cpu{i}"),
+                                args.cpu_apps,
+                                0,
+                                0,
+                                args.threads,
+                                not args.spread,
+                            )
                             for i in range(args.repeat)
                         ]
                     )
@@ -294,6 +311,7 @@ def main(argv: list[str] | None = None) -> int:
                         args.latency_ms,
                         args.replay_ms,
                         args.threads,
+                        not args.spread,
                     )
                     for kind in databases
                 }
