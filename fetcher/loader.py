@@ -139,6 +139,9 @@ def load_applications(
             conn, _EXISTING % bulk.marks(len(app_ids)), [server_id, *app_ids]
         )
     }
+    replaced = [old.id for old in map(found.get, keys) if old is not None]
+    # what the versions replaced contribute to the day summary, read before their rows go
+    contributed = summary.read_each(session, replaced) if replaced else {}
     befores: list[Mapping[Any, Any]] = []
     stored_rows = []
     for row, key in zip(rows, keys, strict=True):
@@ -148,8 +151,7 @@ def load_applications(
             stored["allocated_core_hours"] = None if old is None else old.allocated_core_hours
             stored["wasted_core_hours"] = None if old is None else old.wasted_core_hours
         stored_rows.append(stored)
-        befores.append({} if old is None else summary.read(session, [old.id]))
-    replaced = [old.id for old in map(found.get, keys) if old is not None]
+        befores.append({} if old is None else contributed.get(old.id, {}))
     if replaced:
         # A re-fetch replaces the application: its old rows go, in the same transaction.
         for model in APP_CHILD_TABLES:

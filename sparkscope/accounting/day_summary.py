@@ -78,11 +78,20 @@ def lock(session: Session | Connection) -> None:
 
 
 def read(session: Session, application_pks: Iterable[int | None]) -> Contributions:
-    """What the given applications (those that exist) contribute to the summary now; takes the
-    writers' lock first (see :func:`lock`)."""
+    """What the given applications (those that exist) contribute to the summary now, together;
+    takes the writers' lock first (see :func:`lock`)."""
+    total: dict[Key, list[float]] = {}
+    for contributions in read_each(session, application_pks).values():
+        add_into(total, contributions)
+    return {key: tuple(v) for key, v in total.items()}
+
+
+def read_each(session: Session, application_pks: Iterable[int | None]) -> dict[int, Contributions]:
+    """What each of the given applications (those that exist) contributes to the summary now, by
+    id, read in one pass; takes the writers' lock first (see :func:`lock`)."""
     lock(session)
     pks = sorted({pk for pk in application_pks if pk is not None})
-    out: dict[Key, list[float]] = {}
+    out: dict[int, dict[Key, list[float]]] = {}
     for i in range(0, len(pks), _CHUNK):
         chunk = pks[i : i + _CHUNK]
         days: dict[int, int] = {}
@@ -91,15 +100,17 @@ def read(session: Session, application_pks: Iterable[int | None]) -> Contributio
                 Application.id.in_(chunk)
             )
         ):
-            days[pk] = _add_application(out, dict(zip(APP_FIELDS, values, strict=True)))
+            days[pk] = _add_application(
+                out.setdefault(pk, {}), dict(zip(APP_FIELDS, values, strict=True))
+            )
         for pk, heuristic in session.execute(
             select(AnalysisResult.application_id, AnalysisResult.heuristic)
             .where(AnalysisResult.application_id.in_(chunk))
             .where(AnalysisResult.severity > 0)
         ):
             if pk in days:
-                _add(out, ("heuristic", days[pk], heuristic), _FINDING)
-    return {key: tuple(v) for key, v in out.items()}
+                _add(out[pk], ("heuristic", days[pk], heuristic), _FINDING)
+    return {pk: {key: tuple(v) for key, v in c.items()} for pk, c in out.items()}
 
 
 #: The application columns a contribution is made of.

@@ -256,3 +256,30 @@ def test_a_second_writer_waits_for_the_first_to_commit(fresh_pg_url: str, factor
     first.close()
     thread.join(timeout=10)
     assert done and done[0] >= committed
+
+
+def test_each_applications_contribution_read_in_one_pass_is_its_own(
+    fresh_db_url: str, factory_of
+) -> None:
+    """``read_each`` gives every application what reading it alone gives, which is what its row
+    and findings as stored contribute, and nothing for an id not stored."""
+    runner = CliRunner()
+    env = {"SPARKSCOPE_DATABASE_URL": fresh_db_url}
+    fetched = runner.invoke(cli, ["fetch", "--url", str(RECORDING), "--limit", "5"], env=env)
+    assert fetched.exit_code == 0, fetched.output
+    factory = _factory(fresh_db_url, factory_of)
+    with factory() as session, session.begin():
+        pks = list(session.scalars(select(Application.id).order_by(Application.id)))
+        each = summary.read_each(session, [*pks, None, max(pks) + 1000])
+        assert set(each) == set(pks)
+        for pk in pks:
+            assert each[pk] == summary.read(session, [pk]) and each[pk]
+        assert len({tuple(sorted(c)) for c in each.values()}) > 1  # not one shared value
+        for app in session.scalars(select(Application)):  # the row and findings as stored
+            row = {c: getattr(app, c) for c in summary.APP_FIELDS}
+            flagged = session.scalars(
+                select(AnalysisResult.heuristic).where(
+                    AnalysisResult.application_id == app.id, AnalysisResult.severity > 0
+                )
+            )
+            assert each[app.id] == summary.contribution(row, list(flagged))
