@@ -62,7 +62,8 @@ class FakeShs:
     def __init__(
         self, entries: list[dict[str, Any]], port: int = 0, tls: ssl.SSLContext | None = None
     ) -> None:
-        self.entries = entries
+        # its own copy: a test changes an entry through ``entries`` without touching the caller's
+        self.entries = copy.deepcopy(entries)
         self.listed: set[str] | None = None
         self.bodies = {k: recorded.RECORDING / rel for k, rel in recorded.index().items()}
         #: raw path (with query) prefix -> body bytes, or a function writing the whole answer

@@ -31,7 +31,7 @@ def _leaks(text_: str) -> list[str]:
 def test_credentials_in_a_server_url_are_sent_as_basic_auth_and_never_shown(
     tmp_path: Path, fresh_pg_url: str
 ) -> None:
-    with running([json.loads(json.dumps(e)) for e in ENTRIES]) as shs:
+    with running(ENTRIES) as shs:
         shs.require_auth = (USER, PASSWORD)
         host = shs.url.removeprefix("http://")
         config_file = tmp_path / "sparkscope.yaml"

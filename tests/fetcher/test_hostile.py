@@ -31,7 +31,7 @@ BAD = IDS[1]
 
 @pytest.fixture
 def shs() -> Iterator[FakeShs]:
-    with running([json.loads(json.dumps(e)) for e in ENTRIES]) as server:
+    with running(ENTRIES) as server:
         yield server
 
 

@@ -156,7 +156,7 @@ BAD = IDS[2]
 
 @pytest.fixture
 def shs() -> Iterator[FakeShs]:
-    with running([json.loads(json.dumps(e)) for e in ENTRIES]) as server:
+    with running(ENTRIES) as server:
         yield server
 
 

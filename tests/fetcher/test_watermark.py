@@ -31,7 +31,7 @@ ENDS = [e["attempts"][0]["endTimeEpoch"] for e in ENTRIES]
 
 @pytest.fixture
 def shs() -> Iterator[FakeShs]:
-    with running(json.loads(json.dumps(ENTRIES))) as server:
+    with running(ENTRIES) as server:
         yield server
 
 
