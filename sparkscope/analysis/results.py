@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 import orjson
-from sqlalchemy import Table, bindparam, delete, insert, select, text
+from sqlalchemy import Table, bindparam, delete, select, text
 from sqlalchemy.orm import Session
 
 from heuristics.params import params_view
@@ -52,9 +52,9 @@ def store_documents(
     if changed:
         session.execute(delete(AnalysisResult).where(AnalysisResult.application_id.in_(changed)))
         _write_documents(session, {pk: documents[pk] for pk in changed}, now_ms())
-        findings = [row for pk in changed for row in _finding_rows(pk, scored[pk])]
-        if findings:
-            session.execute(_INSERT_FINDINGS, findings)
+        bulk.write(
+            session.connection(), _FINDINGS, [(pk, _finding_rows(scored[pk])) for pk in changed]
+        )
     _update_applications(
         session,
         [
@@ -66,14 +66,11 @@ def store_documents(
     summary.apply(session, before, summary.read(session, list(scored)))
 
 
-_INSERT_FINDINGS = insert(cast(Table, AnalysisResult.__table__))
-
-
-def _finding_rows(pk: int, results: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The ``analysis_result`` rows of one application's results: those above NONE."""
+def _finding_rows(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ``analysis_result`` rows of one application's results (less its id): those above
+    NONE."""
     return [
         {
-            "application_id": pk,
             "heuristic": r["name"],
             "severity": r["severity"],
             "value": r["value"],
@@ -105,7 +102,7 @@ def insert_loaded(
     bulk.write(
         conn, _DOCUMENTS, [(pk, [{"analyzed_at_ms": at, "results": doc}]) for pk, _, doc in scored]
     )
-    bulk.write(conn, _FINDINGS, [(pk, _finding_rows(pk, results)) for pk, results, _ in scored])
+    bulk.write(conn, _FINDINGS, [(pk, _finding_rows(results)) for pk, results, _ in scored])
 
 
 _DOCUMENTS = bulk.layout(cast(Table, Analysis.__table__))
