@@ -72,6 +72,7 @@ def socket_crawl(url: str, urls: list[str], threads: int) -> tuple[float, float]
 
     import orjson
 
+    from fetcher.shs.keepalive import read_exactly
     from fetcher.shs.request_plan import ENVIRONMENT_UNREAD
     from fetcher.shs.safejson import without_members
 
@@ -103,16 +104,7 @@ def socket_crawl(url: str, urls: list[str], threads: int) -> tuple[float, float]
             for line in head.split(b"\r\n")
             if line.lower().startswith(b"content-length:")
         )
-        body = bytearray(length)
-        view = memoryview(body)
-        view[: len(rest)] = rest
-        got = len(rest)
-        while got < length:
-            n = sock.recv_into(view[got:])
-            if not n:
-                raise ConnectionError("closed in the body")
-            got += n
-        return bytes(body)
+        return read_exactly(sock, rest, length)  # as the fetch's client reads a body
 
     def get_all(paths: list[str]) -> None:
         cut = decode = 0.0

@@ -30,6 +30,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.request import urlopen
@@ -145,6 +147,10 @@ def run_case(
 # ------------------------------------------------------------------------------------ report
 
 
+def _phase_s(phase: str, run: dict[str, Any]) -> float:
+    return float(run["phases_s"][phase])
+
+
 def _per_app_ms(seconds: float, run: dict[str, Any]) -> float:
     return seconds * 1000 / max(1, run["loaded"])
 
@@ -165,6 +171,11 @@ def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def line(label: str, values: list[str]) -> None:
+    """One line of a table: its label, then one column per database."""
+    print(f"  {label:<28}" + "".join(f"{v:>12}" for v in values))
+
+
 def report_cpu(runs: dict[str, dict[str, Any]], apps: int, threads: int, repeat: int = 1) -> None:
     """The CPU table, one column per database (medians of ``repeat`` runs each)."""
     names = list(runs)
@@ -175,40 +186,26 @@ def report_cpu(runs: dict[str, dict[str, Any]], apps: int, threads: int, repeat:
     )
     print(f"  {'':<28}" + "".join(f"{n:>12}" for n in names))
 
-    def line(label: str, values: list[str]) -> None:
-        print(f"  {label:<28}" + "".join(f"{v:>12}" for v in values))
+    def per_app(label: str, seconds: Callable[[dict[str, Any]], float]) -> None:
+        """A line of CPU seconds per run, shown as ms per application."""
+        line(label, [f"{_per_app_ms(seconds(r), r):.2f}" for r in runs.values()])
 
-    line("loaded (failed)", [f"{r['loaded']} ({r['failed']})" for r in runs.values()])
+    line("loaded (failed)", [f"{r['loaded']:.0f} ({r['failed']:.0f})" for r in runs.values()])
     line("requests/app", [f"{r['requests'] / max(1, r['loaded']):.2f}" for r in runs.values()])
     line("wall (s)", [f"{r['wall_s']:.1f}" for r in runs.values()])
-    line(
-        f"CPU/app (ms, target <= {TARGET_CPU_MS:.0f})",
-        [f"{_per_app_ms(r['cpu_s'], r):.2f}" for r in runs.values()],
-    )
+    per_app(f"CPU/app (ms, target <= {TARGET_CPU_MS:.0f})", lambda r: r["cpu_s"])
     if repeat > 1:
         line(
             "  lowest-highest run",
             ["-".join(f"{_per_app_ms(s, r):.1f}" for s in r["cpu_range_s"]) for r in runs.values()],
         )
-    line("  of which system", [f"{_per_app_ms(r['system_s'], r):.2f}" for r in runs.values()])
+    per_app("  of which system", lambda r: r["system_s"])
     for phase in PHASES:
-        line(f"  {phase}", [f"{_per_app_ms(r['phases_s'][phase], r):.2f}" for r in runs.values()])
-    line(
-        "  other",
-        [f"{_per_app_ms(r['cpu_s'] - sum(r['phases_s'].values()), r):.2f}" for r in runs.values()],
-    )
-    line(
-        "bare crawl CPU/app (ms)",
-        [f"{_per_app_ms(r['crawl_cpu_s'], r):.2f}" for r in runs.values()],
-    )
-    line(
-        "floor: socket crawl (ms)",
-        [f"{_per_app_ms(r['socket_cpu_s'], r):.2f}" for r in runs.values()],
-    )
-    line(
-        "floor: orjson decode (ms)",
-        [f"{_per_app_ms(r['orjson_cpu_s'], r):.2f}" for r in runs.values()],
-    )
+        per_app(f"  {phase}", partial(_phase_s, phase))
+    per_app("  other", lambda r: r["cpu_s"] - sum(r["phases_s"].values()))
+    per_app("bare crawl CPU/app (ms)", lambda r: r["crawl_cpu_s"])
+    per_app("floor: socket crawl (ms)", lambda r: r["socket_cpu_s"])
+    per_app("floor: orjson decode (ms)", lambda r: r["orjson_cpu_s"])
     line("queued steps, per run (CPU s)", [f"{r['complete_cpu_s']:.2f}" for r in runs.values()])
 
 
@@ -221,10 +218,7 @@ def report_ratio(runs: dict[str, dict[str, Any]], args: argparse.Namespace) -> N
     )
     print(f"  {'':<28}" + "".join(f"{n:>12}" for n in names))
 
-    def line(label: str, values: list[str]) -> None:
-        print(f"  {label:<28}" + "".join(f"{v:>12}" for v in values))
-
-    line("loaded (failed)", [f"{r['loaded']} ({r['failed']})" for r in runs.values()])
+    line("loaded (failed)", [f"{r['loaded']:.0f} ({r['failed']:.0f})" for r in runs.values()])
     line("fetch wall (s)", [f"{r['wall_s']:.1f}" for r in runs.values()])
     line("apps/s", [f"{r['loaded'] / r['wall_s']:.1f}" for r in runs.values()])
     line("bare crawl wall (s)", [f"{r['crawl_wall_s']:.1f}" for r in runs.values()])

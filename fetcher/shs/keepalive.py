@@ -255,7 +255,7 @@ def _read_answer(sock: socket.socket) -> RawAnswer:
             body, clean = _chunked(sock, rest)
             keep = keep and clean
         elif length is not None:
-            body = _exactly(sock, rest, length)
+            body = read_exactly(sock, rest, length)
             keep = keep and len(rest) <= length  # bytes beyond the body: not reused
         else:
             body, keep = _until_closed(sock, rest), False
@@ -268,7 +268,9 @@ def _read_answer(sock: socket.socket) -> RawAnswer:
     return RawAnswer(status, headers, body, keep)
 
 
-def _exactly(sock: socket.socket, have: bytes, length: int) -> bytes:
+def read_exactly(sock: socket.socket, have: bytes, length: int) -> bytes:
+    """A body of ``length`` bytes: ``have`` (what was read with the headers), then the rest read
+    from ``sock`` into one buffer; Malformed when the connection ends first."""
     if len(have) >= length:
         return have[:length]
     body = bytearray(length)
