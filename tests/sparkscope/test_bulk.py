@@ -5,11 +5,13 @@ the transaction as an INSERT would."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, cast
 
 import pytest
 from sqlalchemy import Table, func, select, text
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
 
 from sparkscope import bulk
 from sparkscope.db import make_engine, make_sessionmaker
@@ -27,6 +29,14 @@ STAGE = {
 }
 
 
+@pytest.fixture
+def factory(fresh_db_url: str) -> Iterator[sessionmaker[Session]]:
+    """Sessions on a fresh PostgreSQL and a fresh SQLite database."""
+    engine = make_engine(fresh_db_url)
+    yield make_sessionmaker(engine)
+    engine.dispose()
+
+
 def _app(session: Any) -> int:
     session.add(HistoryServer(name="s", url="http://s", created_at_ms=0))
     session.flush()
@@ -38,9 +48,7 @@ def _app(session: Any) -> int:
     return app.id
 
 
-def test_rows_read_back_as_written(fresh_db_url: str) -> None:
-    engine = make_engine(fresh_db_url)
-    factory = make_sessionmaker(engine)
+def test_rows_read_back_as_written(factory: sessionmaker[Session]) -> None:
     task = {"stage_id": 3, "stage_attempt_id": 0, "task_id": 7, "index": 7, "attempt": 0}
     task.update(status="SUCCESS", kept_because="slowest", executor_id="1", host="h")
     task.update(duration_ms=None, error_message=None, raw={"taskId": 7})
@@ -76,12 +84,9 @@ def test_rows_read_back_as_written(fresh_db_url: str) -> None:
         )
         stored = s.scalars(select(Task)).one()
         assert (stored.index, stored.duration_ms, stored.raw) == (7, None, {"taskId": 7})
-    engine.dispose()
 
 
-def test_a_missing_json_key_is_sql_null(fresh_db_url: str) -> None:
-    engine = make_engine(fresh_db_url)
-    factory = make_sessionmaker(engine)
+def test_a_missing_json_key_is_sql_null(factory: sessionmaker[Session]) -> None:
     with factory() as s, s.begin():
         pk = _app(s)
         conn = s.connection()
@@ -98,12 +103,9 @@ def test_a_missing_json_key_is_sql_null(fresh_db_url: str) -> None:
             select(func.count()).where(StageTaskDistribution.executor_metrics.is_(None))
         )
         assert count == 1
-    engine.dispose()
 
 
-def test_a_bad_row_fails_the_transaction_and_leaves_nothing(fresh_db_url: str) -> None:
-    engine = make_engine(fresh_db_url)
-    factory = make_sessionmaker(engine)
+def test_a_bad_row_fails_the_transaction_and_leaves_nothing(factory: sessionmaker[Session]) -> None:
     with factory() as s, s.begin():
         pk = _app(s)
     bad = [STAGE, {**STAGE, "stage_id": 4, "status": None}]  # status is NOT NULL
@@ -111,7 +113,6 @@ def test_a_bad_row_fails_the_transaction_and_leaves_nothing(fresh_db_url: str) -
         bulk.write(s.connection(), bulk.layout(cast(Table, Stage.__table__)), [(pk, bad)])
     with factory() as s:
         assert s.scalar(text("SELECT count(*) FROM stage")) == 0
-    engine.dispose()
 
 
 def _stages_of(s: Any, pk: int) -> list[tuple[Any, ...]]:
@@ -121,10 +122,8 @@ def _stages_of(s: Any, pk: int) -> list[tuple[Any, ...]]:
     ]
 
 
-def test_one_row_alone_is_stored_as_in_a_batch(fresh_db_url: str) -> None:
+def test_one_row_alone_is_stored_as_in_a_batch(factory: sessionmaker[Session]) -> None:
     """PostgreSQL inserts a lone row and copies a batch: both store the same values."""
-    engine = make_engine(fresh_db_url)
-    factory = make_sessionmaker(engine)
     second = {**STAGE, "stage_id": 4, "raw": None, "executor_run_time_ms": 12}
     lay = bulk.layout(cast(Table, Stage.__table__))
     with factory() as s, s.begin():
@@ -142,12 +141,9 @@ def test_one_row_alone_is_stored_as_in_a_batch(fresh_db_url: str) -> None:
         batch, alone = _stages_of(s, pk), _stages_of(s, other.id)
         assert batch == alone
         assert alone[0][4] == STAGE["raw"] and alone[1][4] is None and alone[1][5] == 12
-    engine.dispose()
 
 
-def test_a_bad_lone_row_fails_as_a_batch_does(fresh_db_url: str) -> None:
-    engine = make_engine(fresh_db_url)
-    factory = make_sessionmaker(engine)
+def test_a_bad_lone_row_fails_as_a_batch_does(factory: sessionmaker[Session]) -> None:
     with factory() as s, s.begin():
         pk = _app(s)
     with pytest.raises(IntegrityError), factory() as s, s.begin():
@@ -155,4 +151,3 @@ def test_a_bad_lone_row_fails_as_a_batch_does(fresh_db_url: str) -> None:
         bulk.write(s.connection(), lay, [(pk, [{**STAGE, "status": None}])])
     with factory() as s:
         assert s.scalar(text("SELECT count(*) FROM stage")) == 0
-    engine.dispose()
