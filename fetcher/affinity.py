@@ -38,36 +38,36 @@ def current_cpu() -> int | None:
         return None
 
 
+def _keep_on_one() -> tuple[int, set[int]] | None:
+    """Set the calling thread on the CPU it runs on (else the lowest it may use); (that CPU, the
+    CPUs it had), or None when left as it was."""
+    get = getattr(os, "sched_getaffinity", None)
+    put = getattr(os, "sched_setaffinity", None)
+    if get is None or put is None:
+        return None
+    try:
+        before = set(get(0))
+        if len(before) < 2:
+            return None
+        now = current_cpu()
+        cpu = now if now is not None and now in before else min(before)
+        put(0, {cpu})
+    except OSError as exc:
+        log.debug("could not keep the crawl on one CPU: %s", exc)
+        return None
+    return cpu, before
+
+
 @contextmanager
 def one_cpu(enabled: bool = True) -> Iterator[int | None]:
     """Keep the calling thread, and the threads it starts meanwhile, on one of its allowed CPUs
     (the one it runs on) for the duration; yields that CPU, or None when left as it was."""
-    get = getattr(os, "sched_getaffinity", None)
-    put = getattr(os, "sched_setaffinity", None)
-    if not enabled or get is None or put is None:
-        yield None
-        return
+    kept = _keep_on_one() if enabled else None
     try:
-        before = get(0)
-    except OSError:
-        yield None
-        return
-    cpu = current_cpu()
-    if cpu not in before:
-        cpu = min(before) if before else None
-    if cpu is None or len(before) < 2:
-        yield None
-        return
-    try:
-        put(0, {cpu})
-    except OSError as exc:
-        log.debug("could not keep the crawl on CPU %d: %s", cpu, exc)
-        yield None
-        return
-    try:
-        yield cpu
+        yield None if kept is None else kept[0]
     finally:
-        try:
-            put(0, before)
-        except OSError as exc:  # the calling thread stays on one CPU; nothing else depends on it
-            log.debug("could not give the crawl its CPUs back: %s", exc)
+        if kept is not None:
+            try:
+                os.sched_setaffinity(0, kept[1])
+            except OSError as exc:  # the calling thread stays on one CPU; nothing depends on it
+                log.debug("could not give the crawl its CPUs back: %s", exc)

@@ -4,6 +4,7 @@ setting off, or a process allowed one CPU are left as they are."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 
@@ -72,7 +73,7 @@ def test_an_shs_crawl_runs_on_one_cpu_when_the_setting_is_on(
     recorded.register_app(rsps, BILLING)
     before = _cpus()
     during: list[set[int]] = []
-    cfg = FetcherConfig(**{**FETCHER_CONFIG.__dict__, "one_cpu": on})
+    cfg = dataclasses.replace(FETCHER_CONFIG, one_cpu=on)
     result = run_server(
         factory, SERVER, cfg, FetchOptions(), progress=lambda *_: during.append(_cpus())
     )
