@@ -7,6 +7,8 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import re
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -204,3 +206,58 @@ def test_a_bad_application_in_a_batch_fails_alone_and_the_others_are_stored(
         mark = s.scalars(select(FetchWatermark)).one()
         newest = max(e["attempts"][0]["endTimeEpoch"] for e in ENTRIES)
         assert mark.covered_to_ms == newest
+
+
+# ---------------------------------------------------------- waiting for more to load at once
+
+
+def test_the_loader_waits_for_as_many_as_it_wants_then_takes_what_has_finished() -> None:
+    gates = [threading.Event() for _ in range(4)]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+        futures = [pool.submit(gate.wait, 10) for gate in gates]
+        gates[0].set()
+        gates[2].set()
+        threading.Timer(0.2, gates[1].set).start()  # a third one finishes a little later
+        started = time.monotonic()
+        finished = job._gather(futures, want=3)
+        waited = time.monotonic() - started
+        assert finished == {futures[0], futures[1], futures[2]}
+        assert waited >= 0.15  # it did wait for the third one
+        gates[3].set()
+        futures[3].result(timeout=5)
+        assert job._gather(futures, want=1) == set(futures)  # all that have finished, not one
+
+
+def test_the_loader_waits_a_bounded_time_for_more(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(job, "GATHER_WAIT_S", 0.3)
+    gates = [threading.Event() for _ in range(3)]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
+        futures = [pool.submit(gate.wait, 10) for gate in gates]
+        threading.Timer(0.1, gates[1].set).start()
+        started = time.monotonic()
+        finished = job._gather(futures, want=3)
+        waited = time.monotonic() - started
+        for gate in gates:
+            gate.set()
+    # the first to finish is waited for however long it takes, then the others for 0.3 s more
+    assert finished == {futures[1]}
+    assert 0.35 <= waited < 5
+
+
+def test_a_fetch_loads_as_many_applications_together_as_it_has_threads(
+    shs: FakeShs, factory: sessionmaker[Session], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    batches: list[list[str]] = []
+    real = loader.load_applications
+
+    def watched(session: Session, server_id: int, apps: Any) -> Any:
+        batches.append([bundle.entry.app_id for bundle, _ in apps])
+        return real(session, server_id, apps)
+
+    monkeypatch.setattr(loader, "load_applications", watched)
+    config = FetcherConfig(threads=3, retries=0, backoff_factor_s=0)
+    server = ServerConfig(name="fake", url=shs.url, connect_timeout_s=2, read_timeout_s=5)
+    result = run_server(factory, server, config, FetchOptions())
+    assert result.loaded == len(IDS)
+    # six applications, three threads: two loads of three (a local server answers at once)
+    assert sorted(sorted(b) for b in batches) == sorted([sorted(IDS[:3]), sorted(IDS[3:])])
