@@ -246,8 +246,11 @@ def _fetch_and_load(
             bundles = [fut.result() for _, fut in batch]
             failed = _load(factory, bundles, pipeline, marks, advance, todo.loaded)
             if failed is None:
+                # all of them counted as loaded before any progress is reported: an interrupt
+                # raised there (Ctrl-C) finds the run's count equal to what was committed
                 for entry, fut in batch:
                     loaded_one(entry, fut.result())
+                for entry, _ in batch:
                     finished_one(entry)
             else:  # each one on its own: only a bad one fails
                 log.debug("%d applications loaded together failed (%s)", len(batch), failed)
