@@ -19,19 +19,18 @@ still be written, and the fault goes up to the caller.
 
 from __future__ import annotations
 
-import gc
 import logging
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from contextlib import contextmanager
 
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from fetcher import loader, watermark
 from fetcher.affinity import one_cpu
+from fetcher.collector import collector_for_a_crawl
 from fetcher.eventlog.source import EventLogSource
 from fetcher.listing import FetchPlan, plan
 from fetcher.options import FetchOptions, ServerResult
@@ -50,32 +49,6 @@ from sparkscope.pipeline.steps import Pipeline
 log = logging.getLogger("sparkscope.fetch")
 
 Progress = Callable[[int, int, str], None]
-
-#: The cyclic collector's first threshold while a server is fetched (the interpreter's is 700
-#: allocations). Decoding one application's bodies makes some hundred thousand dicts and lists,
-#: almost none of them in a reference cycle, so at 700 the collector runs a young pass every few
-#: hundred of them and a full pass over every live object a few times per application; at this
-#: threshold the passes are about 300 times rarer, and what a cycle holds waits at most that
-#: many allocations longer (a crawl of 420 applications frees about a thousand objects from
-#: cycles in all). A young pass examines what is alive of the objects made since the last one,
-#: the fetched applications waiting to be loaded among them, so rarer passes cost less in all:
-#: at 50,000 they took about 0.3 ms of CPU per application, at this threshold about 0.1 ms
-#: (docs/dev/benchmarks.md). The older generations keep their multipliers.
-CRAWL_GC_THRESHOLD = 200_000
-
-
-@contextmanager
-def collector_for_a_crawl() -> Iterator[None]:
-    """Raise the cyclic collector's first threshold to :data:`CRAWL_GC_THRESHOLD` for the
-    duration (never lower it), then put the thresholds back as they were."""
-    before = gc.get_threshold()
-    if before[0]:  # 0: the collector's automatic passes are off, leave them so
-        gc.set_threshold(max(before[0], CRAWL_GC_THRESHOLD), *before[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
-
 
 # ------------------------------------------------------------------------------------------ run
 

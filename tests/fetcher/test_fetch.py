@@ -263,7 +263,7 @@ def test_store_hadoop_properties(rsps, factory, store: bool) -> None:
 def test_the_collector_runs_rarer_during_a_crawl_and_as_before_after_it(rsps, factory) -> None:
     import gc
 
-    from fetcher.job import CRAWL_GC_THRESHOLD
+    from fetcher.collector import CRAWL_GC_THRESHOLD
 
     recorded.register_listing(rsps, [BILLING])
     recorded.register_app(rsps, BILLING)
