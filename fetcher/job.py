@@ -3,8 +3,9 @@ load each application and run the post-load pipeline's per-application steps on 
 
 HTTP runs in worker threads, one application per worker with all of its calls back to back (the
 SHS caches a bounded number of replayed applications). Database writes stay on the main thread as
-it consumes finished applications, oldest first: those fetched by the time it looks are written
-together in one transaction (a few statements for all of them, one per table), so an application
+it consumes finished applications, oldest first: once one is fetched it waits briefly for more
+(:func:`_gather`), and those fetched by then are written together in one transaction (a few
+statements for all of them, one per table), so an application
 is stored complete or not at all, and the watermark (:mod:`fetcher.watermark`) moves in the
 transaction of the applications that complete a prefix of the listing. When that transaction
 fails, each of its applications is loaded again in a transaction of its own, so that a bad one
