@@ -162,6 +162,20 @@ def shs() -> Iterator[FakeShs]:
         yield server
 
 
+def loads_seen(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The applications of each load of the fetch to come, in the order the loader is called
+    (the real loader does the loading)."""
+    batches: list[list[str]] = []
+    real = loader.load_applications
+
+    def watched(session: Session, server_id: int, apps: Any) -> Any:
+        batches.append([bundle.entry.app_id for bundle, _ in apps])
+        return real(session, server_id, apps)
+
+    monkeypatch.setattr(loader, "load_applications", watched)
+    return batches
+
+
 def test_a_bad_application_in_a_batch_fails_alone_and_the_others_are_stored(
     shs: FakeShs, factory: sessionmaker[Session], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -180,14 +194,7 @@ def test_a_bad_application_in_a_batch_fails_alone_and_the_others_are_stored(
                 "FOR EACH ROW EXECUTE FUNCTION refuse_bad()"
             )
         )
-    batches: list[list[str]] = []  # the applications of each load, as the loader is called
-    real = loader.load_applications
-
-    def watched(session: Session, server_id: int, apps: Any) -> Any:
-        batches.append([bundle.entry.app_id for bundle, _ in apps])
-        return real(session, server_id, apps)
-
-    monkeypatch.setattr(loader, "load_applications", watched)
+    batches = loads_seen(monkeypatch)
     # Every application in flight is fetched before the loader looks: batches as large as can be.
     monkeypatch.setattr(job, "wait", lambda fs, return_when: concurrent.futures.wait(fs))
     config = FetcherConfig(threads=3, retries=0, backoff_factor_s=0)
@@ -244,21 +251,15 @@ def test_the_loader_waits_a_bounded_time_for_more(monkeypatch: pytest.MonkeyPatc
     assert 0.35 <= waited < 5
 
 
-def test_a_fetch_loads_as_many_applications_together_as_it_has_threads(
+def test_a_fetch_loads_two_applications_per_thread_together(
     shs: FakeShs, factory: sessionmaker[Session], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    batches: list[list[str]] = []
-    real = loader.load_applications
-
-    def watched(session: Session, server_id: int, apps: Any) -> Any:
-        batches.append([bundle.entry.app_id for bundle, _ in apps])
-        return real(session, server_id, apps)
-
-    monkeypatch.setattr(loader, "load_applications", watched)
+    batches = loads_seen(monkeypatch)
     config = FetcherConfig(threads=2, retries=0, backoff_factor_s=0)
     server = ServerConfig(name="fake", url=shs.url, connect_timeout_s=2, read_timeout_s=5)
     result = run_server(factory, server, config, FetchOptions())
     assert result.loaded == len(IDS)
-    # six applications, two threads: loads of four (twice the threads), then the two left (a
-    # local server answers at once)
-    assert batches == [IDS[:4], IDS[4:]]
+    # six applications, two threads: a load of four (two per thread), then the two left (a local
+    # server answers at once)
+    together = config.threads * job.LOADED_PER_THREAD
+    assert together == 4 and batches == [IDS[:together], IDS[together:]]
