@@ -44,7 +44,7 @@ def now_ms() -> int:
 
 
 #: The page size of a SQLite database Sparkscope creates (SQLite's default is 4 KiB). A commit
-#: writes every page it changed to the write-ahead log, one write each, and a fetch appends to a
+#: writes every page it changed to the write-ahead log, frame by frame, and a fetch appends to a
 #: score of tables at once: with 16 KiB pages a fetch's commits cost about a third less CPU
 #: (docs/dev/benchmarks.md). A database made with other pages keeps them.
 SQLITE_PAGE_SIZE = 16384
