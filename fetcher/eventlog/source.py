@@ -5,8 +5,8 @@ the latest attempt of each application, leaves out logs still in progress (``.in
 or a rolling folder whose ``appstatus_`` marker says so or is missing), and plans every log whose
 (size, modification time) differs from the ``eventlog_file`` row its last read left. Each planned
 log is replayed in a worker thread and goes through the fetcher's own request plan, parse and
-load (``fetcher.job``): one transaction per application, which also writes the log's
-``eventlog_file`` row and its extras (every task, the stage DAG). A log that cannot be stored
+load (``fetcher.job``): the applications read by then are loaded together in one transaction,
+which also writes each log's ``eventlog_file`` row and its extras (every task, the stage DAG). A log that cannot be stored
 (unreadable, truncated, no end event) is a ``fetch_failure`` keyed by its application and
 modification time, given up after ``fetcher.max_app_failures`` like any application.
 """
