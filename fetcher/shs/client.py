@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlencode, urlsplit
@@ -220,7 +221,7 @@ class ShsClient:
         url = self.url_for(path)
         if self._stopped is not None:
             raise ShsStopped(self.shown(url), f"not sent: {self._stopped}")
-        query = urlencode(params) if params else ""
+        query = _query(tuple(params)) if params else ""
         deadline = self._watchdog.start(self.deadline_s)
         try:
             reply = self.session.get(f"{path}?{query}" if query else path)
@@ -269,6 +270,13 @@ class ShsClient:
         if isinstance(exc, MaxRetryError) and isinstance(exc.reason, ResponseError):
             return ShsHttpError(url, 0, f"gave up after {self.retries} retries: {exc.reason}")
         return ShsUnreachable(url, f"server unreachable: {_reason(exc)}")
+
+
+@lru_cache(maxsize=1024)
+def _query(params: tuple[tuple[str, str], ...]) -> str:
+    """A request's query string. The plan asks for the same few again and again (a stage's
+    21 quantiles, ``details=true``), and encoding one costs a call per character class."""
+    return urlencode(params)
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
