@@ -2,6 +2,7 @@
 
 Each one can be run alone with its own options:
   python -m benchmarks.fetch_bench --help     fetcher: CPU per application by phase (SQLite, PostgreSQL), ratio to a bare crawl, requests/app
+  python -m benchmarks.fetch_lab --help       fetcher offline: one thread, no HTTP, CPU (or instructions) per application by phase
   python -m benchmarks.rescore_bench --help   heuristics: re-scoring apps/s over 10,000 stored applications
   python -m benchmarks.web_bench --help       web: p50/p95 latency of every page on a 100,000-application fleet
   python -m benchmarks.predict_bench --help   predictions: fetch-time cost per new run, backtest over a fleet
@@ -25,6 +26,7 @@ import sys
 from benchmarks import (
     eventlog_bench,
     fetch_bench,
+    fetch_lab,
     limits_bench,
     predict_bench,
     prune_bench,
@@ -39,6 +41,7 @@ def main() -> int:
     """Run the benchmarks in turn."""
     for name, run in (
         ("fetcher", fetch_bench.main),
+        ("fetcher, offline", fetch_lab.main),
         ("heuristics re-scoring", rescore_bench.main),
         ("web", web_bench.main),
         ("predictions", predict_bench.main),
