@@ -105,6 +105,10 @@ def parse_task_summary(data: Any) -> dict[str, Any] | None:
     }
 
 
+#: Members of a stage kept out of its raw JSON: stored as distribution rows, or not at all.
+_NOT_RAW = ("taskMetricsDistributions", "executorMetricsDistributions", "tasks")
+
+
 def parse_stages(data: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """``/stages`` (optionally withSummaries) -> (stage rows, distribution rows)."""
     stages: dict[tuple[int, int], dict[str, Any]] = {}
@@ -113,11 +117,9 @@ def parse_stages(data: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
         if not isinstance(s, dict) or s.get("stageId") is None:
             continue
         key = (_int(s["stageId"]), _int(s.get("attemptId")))
-        raw = {
-            k: v
-            for k, v in s.items()
-            if k not in ("taskMetricsDistributions", "executorMetricsDistributions", "tasks")
-        }
+        raw = s.copy()  # a C copy, then three removals: cheaper than filtering every key
+        for bulky in _NOT_RAW:
+            raw.pop(bulky, None)
         stages[key] = {
             "stage_id": key[0],
             "attempt_id": key[1],
