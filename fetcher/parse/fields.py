@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from datetime import date, datetime
-from functools import lru_cache
+from datetime import datetime
 from typing import Any
 
 
@@ -16,26 +15,27 @@ class ParseError(ValueError):
 # ------------------------------------------------------------------------------------- helpers
 
 
-#: The form every SHS writes (Jackson's, in UTC): taken apart without strptime, which costs ten
-#: times more; any other text goes through strptime below.
+#: The form every SHS writes (Jackson's, in UTC), checked by one regular expression (no groups:
+#: capturing costs) and read by ``datetime.fromisoformat``, both in C; strptime costs ten times
+#: more. Any other text goes through strptime below.
 _SHS_TIME = re.compile(
-    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})\.([0-9]{3})GMT"
+    r"[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9][0-9][0-9]GMT"
 )
+_shs_time = _SHS_TIME.fullmatch
+_from_iso = datetime.fromisoformat
 
 
 def parse_time_ms(value: Any) -> int | None:
     """An SHS timestamp (``2026-11-29T17:07:08.478GMT``) or epoch number -> epoch ms."""
     if value is None or value == "":
         return None
-    if type(value) is str and _SHS_TIME.fullmatch(value) is not None:
-        day = _day_us(value[:10])
-        hh, mm, ss = int(value[11:13]), int(value[14:16]), int(value[17:19])
-        if day is None or hh > 23 or mm > 59 or ss > 59:
-            return None  # no such date or time
-        us = day + ((hh * 60 + mm) * 60 + ss) * 1_000_000 + int(value[20:23]) * 1000
-        # What strptime's datetime gives: its timestamp() divides the same whole microseconds
-        # by a million (rounded once), and the milliseconds are that float times 1000, cut.
-        return int(us / 1_000_000 * 1000)
+    if type(value) is str and _shs_time(value) is not None:
+        # "YYYY-MM-DDTHH:MM:SS.mmm" in UTC: the datetime strptime would give, so its timestamp()
+        # is the same float; fromisoformat refuses what strptime refuses (no such date or time).
+        try:
+            return int(_from_iso(value[:23] + "+00:00").timestamp() * 1000)
+        except ValueError:
+            return None
     if isinstance(value, int | float) and not isinstance(value, bool):
         return _int(value) if value > 0 else None
     if not isinstance(value, str):
@@ -47,20 +47,6 @@ def parse_time_ms(value: Any) -> int | None:
         except ValueError:
             continue
     return None
-
-
-_EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
-
-
-@lru_cache(maxsize=4096)
-def _day_us(ymd: str) -> int | None:
-    """Microseconds from the epoch to midnight (UTC) of ``YYYY-MM-DD`` (ASCII digits), None for
-    no such day. Remembered: an application's timestamps fall on a few days."""
-    try:
-        day = date(int(ymd[:4]), int(ymd[5:7]), int(ymd[8:10]))
-    except ValueError:
-        return None
-    return (day.toordinal() - _EPOCH_ORDINAL) * 86_400_000_000
 
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
