@@ -1,6 +1,6 @@
-"""Rows of one table written in one statement, those of several applications too: ``COPY`` on
-PostgreSQL (a single row: an ``INSERT``, one round trip instead of a COPY's three), one prepared
-``INSERT`` run over all the rows (executemany) on SQLite; and the few other statements of a load
+"""Rows of one table written in bulk, those of several applications too: ``COPY`` on
+PostgreSQL (a single row: an ``INSERT``, one round trip instead of a COPY's three), a few
+``INSERT`` statements of many rows each on SQLite; and the few other statements of a load
 (an upsert returning ids, a look-up). All go to the driver's cursor directly, its errors raised as
 SQLAlchemy raises them.
 
@@ -47,26 +47,33 @@ class Layout:
     defaults: tuple[Any, ...]
     json: tuple[int, ...]  # indexes (in ``names``) of the JSON columns
 
-    def values(
-        self, groups: Iterable[tuple[Any, Iterable[Mapping[str, Any]]]]
-    ) -> list[tuple[Any, ...]]:
-        """One tuple per row of each group: the group's leading value (its application's id),
-        then the columns."""
+    def values(self, groups: Iterable[tuple[Any, Iterable[Mapping[str, Any]]]]) -> list[Any]:
+        """The values of every row of each group, one row after the other (a flat list: the
+        statements take them so): the group's leading value (its application's id), then the
+        row's columns."""
         get = itemgetter(*self.names) if len(self.names) > 1 else lambda r: (r[self.names[0]],)
-        out = []
+        out: list[Any] = []
+        append, extend = out.append, out.extend
         dumps = orjson.dumps
         json = self.json
         for first, rows in groups:
             for row in rows:
                 try:
-                    values = list(get(row))
+                    values = get(row)
                 except KeyError:
                     values = [row.get(n, d) for n, d in zip(self.names, self.defaults, strict=True)]
+                start = len(out) + 1
+                append(first)
+                extend(values)
                 for i in json:
-                    value = values[i]
-                    values[i] = None if value is _MISSING else dumps(value).decode()
-                out.append((first, *values))
+                    value = out[start + i]
+                    out[start + i] = None if value is _MISSING else dumps(value).decode()
         return out
+
+    @property
+    def width(self) -> int:
+        """Values per row: the leading one and the columns."""
+        return 1 + len(self.names)
 
 
 @cache
@@ -93,24 +100,39 @@ def write(
     conn: Connection, lay: Layout, groups: Sequence[tuple[Any, Sequence[Mapping[str, Any]]]]
 ) -> None:
     """Insert the rows of one application or several, each group of rows with its own leading
-    value (its application's id), in one statement (in the connection's transaction)."""
+    value (its application's id), in the connection's transaction: in one statement on
+    PostgreSQL, in a few statements of many rows each on SQLite."""
     values = lay.values(groups)
     if not values:
         return
+    width = lay.width
     if conn.dialect.name == "postgresql":
-        one = len(values) == 1  # a COPY costs three round trips: one row is cheaper inserted
+        one = len(values) == width  # a COPY costs three round trips: one row is cheaper inserted
         sql = _pg_insert_sql(conn, lay) if one else _copy_sql(conn, lay)
         with _driver_cursor(conn, sql) as cur:
             if one:
-                cur.execute(sql, values[0])
+                cur.execute(sql, values)
             else:
                 with cur.copy(sql) as copy:
-                    for row in values:
-                        copy.write_row(row)
+                    for at in range(0, len(values), width):
+                        copy.write_row(values[at : at + width])
         return
-    sql = _insert_sql(conn, lay)
-    with _driver_cursor(conn, sql) as cur:
-        cur.executemany(sql, values)
+    # SQLite: an INSERT of many rows opens the table's and its indexes' cursors and ends its
+    # statement once, where an executemany does so for each row. Each statement takes the most
+    # rows that are a power of four (1, 4, 16, 64...) and fit its parameters, so that few
+    # statements are ever built and prepared (the driver's statement cache keeps them).
+    rows, done = len(values) // width, 0
+    most = max(1, _SQLITE_MAX_PARAMETERS // width)
+    while done < rows:
+        n = 1 << ((min(rows - done, most).bit_length() - 1) & ~1)  # that power of four
+        sql = _insert_sql(conn, lay, n)
+        with _driver_cursor(conn, sql) as cur:
+            cur.execute(sql, values[done * width : (done + n) * width])
+        done += n
+
+
+#: Parameters of one SQLite statement at most: the lowest limit SQLite has had (999 before 3.32).
+_SQLITE_MAX_PARAMETERS = 999
 
 
 def upsert(
@@ -231,15 +253,24 @@ def _pg_insert_sql(conn: Connection, lay: Layout) -> str:
     return sql
 
 
-def _insert_sql(conn: Connection, lay: Layout) -> str:
-    key = ("insert", conn.dialect.name, lay.table.name)
+def _insert_sql(conn: Connection, lay: Layout, rows: int) -> str:
+    """The INSERT of ``rows`` rows."""
+    key = ("insert", conn.dialect.name, lay.table.name, rows)
     sql = _SQL.get(key)
     if sql is None:
-        # The INSERT that Core compiles for the table, its JSON columns taking the text as it is.
-        leading = [c.name for c in lay.table.columns if c.name not in lay.names]
-        light = table(lay.table.name, *(column(n) for n in (*leading, *lay.names)))
-        compiled = insert(light).compile(dialect=conn.dialect)
-        positional = compiled.positiontup or []
-        assert list(positional) == [*leading, *lay.names], positional
-        sql = _SQL[key] = str(compiled)
+        one = _insert_sql(conn, lay, 1) if rows > 1 else _compiled_insert(conn, lay)
+        row = "(" + ", ".join(["?"] * lay.width) + ")"
+        assert one.endswith(" VALUES " + row), one
+        sql = _SQL[key] = one + (", " + row) * (rows - 1)
     return sql
+
+
+def _compiled_insert(conn: Connection, lay: Layout) -> str:
+    """The INSERT of one row that Core compiles for the table, its JSON columns taking the text
+    as it is."""
+    leading = [c.name for c in lay.table.columns if c.name not in lay.names]
+    light = table(lay.table.name, *(column(n) for n in (*leading, *lay.names)))
+    compiled = insert(light).compile(dialect=conn.dialect)
+    positional = compiled.positiontup or []
+    assert list(positional) == [*leading, *lay.names], positional
+    return str(compiled)

@@ -1,4 +1,4 @@
-"""Bulk writes of the loader (COPY on PostgreSQL, one prepared INSERT on SQLite) store what the
+"""Bulk writes of the loader (COPY on PostgreSQL, INSERTs of many rows on SQLite) store what the
 ORM's INSERT stored: every value as given, JSON read back equal, a JSON ``None`` as JSON null and
 a missing JSON key as SQL NULL, a missing count as its default; and a row of the wrong shape fails
 the transaction as an INSERT would."""
@@ -151,3 +151,26 @@ def test_a_bad_lone_row_fails_as_a_batch_does(factory: sessionmaker[Session]) ->
         bulk.write(s.connection(), lay, [(pk, [{**STAGE, "status": None}])])
     with factory() as s:
         assert s.scalar(text("SELECT count(*) FROM stage")) == 0
+
+
+def test_many_rows_of_several_applications_are_all_stored(
+    factory: sessionmaker[Session],
+) -> None:
+    """More rows than one SQLite statement takes (999 parameters): split into statements of a
+    power of four rows each, every row stored once, with its own application."""
+    lay = bulk.layout(cast(Table, Stage.__table__))
+    with factory() as s, s.begin():
+        pk = _app(s)
+        other = Application(
+            server_id=1, app_id="app-2", attempt_id="", name="n", fetched_at_ms=0, completed=True
+        )
+        s.add(other)
+        s.flush()
+        first = [{**STAGE, "stage_id": i, "executor_run_time_ms": i} for i in range(70)]
+        second = [{**STAGE, "stage_id": i, "raw": None} for i in range(3)]
+        bulk.write(s.connection(), lay, [(pk, first), (other.id, second)])
+    with factory() as s:
+        stored = _stages_of(s, pk)
+        assert [(r[0], r[5]) for r in stored] == [(i, i) for i in range(70)]
+        assert all(r[1:5] == (STAGE["name"], "COMPLETE", 200, STAGE["raw"]) for r in stored)
+        assert [(r[0], r[4]) for r in _stages_of(s, other.id)] == [(0, None), (1, None), (2, None)]
