@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 from fetcher.parse.entry import AppEntry
@@ -23,14 +24,20 @@ _ENV_SECTIONS = {
 
 
 def redact_properties(rows: list[dict[str, Any]], pattern: re.Pattern[str]) -> list[dict[str, Any]]:
-    """Replace values whose key or value matches the redaction pattern."""
-    return [{**row, "value": _redacted(row["name"], row["value"], pattern)} for row in rows]
+    """Replace, in place, the values whose key or value matches the redaction pattern; the rows."""
+    redacted = _redactor(pattern)
+    for row in rows:
+        row["value"] = redacted(row["name"], row["value"])
+    return rows
 
 
-#: Most properties of an application are those of every other application of its cluster (the
-#: defaults file, the JVM's system properties), so their redaction is remembered for the next
-#: application: :func:`redact` depends on its arguments only. The bound keeps memory flat.
-_redacted = lru_cache(maxsize=8192)(redact)
+@lru_cache(maxsize=8)
+def _redactor(pattern: re.Pattern[str]) -> Callable[[str, str | None], str | None]:
+    """:func:`redact` with ``pattern``, remembered: most properties of an application are those
+    of every other application of its cluster (the defaults file, the JVM's system properties),
+    and :func:`redact` depends on its arguments only. The bound keeps memory flat. Looked up
+    once per application: a compiled pattern's hash is computed anew each time, over its code."""
+    return lru_cache(maxsize=8192)(partial(redact, pattern=pattern))
 
 
 def parse_environment(
