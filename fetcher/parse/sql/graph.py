@@ -230,11 +230,11 @@ _SKIP_IN_GRAPH = frozenset(
 _GRAPH_ONLY = frozenset({"Subquery", "SubqueryBroadcast", "ReusedSubquery"})
 
 
-def _text_ops(plan: PlanText, dedupe: bool, keys: dict[str, str]) -> dict[str, list[TreeOp]]:
-    """The reading's operators by key; ``keys``: name -> key of the names met so far (both
-    readings meet the same names, and a plan repeats its operator names)."""
+def _text_ops(ops: list[TreeOp], keys: dict[str, str]) -> dict[str, list[TreeOp]]:
+    """A reading's operators by key; ``keys``: name -> key of the names met so far (the graph and
+    both readings meet the same names, and a plan repeats its operator names)."""
     out: dict[str, list[TreeOp]] = {}
-    for op in plan.executed_ops(dedupe):
+    for op in ops:
         name = op.name
         if op.op_id is None or name.partition(" ")[0] in _SKIP_IN_GRAPH:
             continue
@@ -248,21 +248,36 @@ def _text_ops(plan: PlanText, dedupe: bool, keys: dict[str, str]) -> dict[str, l
     return out
 
 
+def _misfit(reading: dict[str, list[TreeOp]], graph: dict[str, list[GraphNode]]) -> int:
+    """How far a reading's operator counts are from the graph's."""
+    keys = set(reading) | set(graph)
+    return sum(abs(len(reading.get(k, ())) - len(graph.get(k, ()))) for k in keys)
+
+
 def match_plan(ex: ParsedExecution, plan: PlanText) -> None:
     """Give graph nodes their plan-text operator id and detail block (see the module doc)."""
-    graph: dict[str, list[GraphNode]] = {}
-    for node in ex.operators():
-        graph.setdefault(node.key, []).append(node)
-    best: tuple[int, dict[str, list[TreeOp]]] | None = None
     key_of: dict[str, str] = {}
-    for dedupe in (True, False):
-        reading = _text_ops(plan, dedupe, key_of)
-        keys = set(reading) | set(graph)
-        misfit = sum(abs(len(reading.get(k, ())) - len(graph.get(k, ()))) for k in keys)
-        if best is None or misfit < best[0]:
-            best = (misfit, reading)
-    assert best is not None
-    text_ops = best[1]
+    graph: dict[str, list[GraphNode]] = {}
+    for nid in sorted(ex.nodes):  # the operators (GraphNode.is_cluster left out), by node id
+        node = ex.nodes[nid]
+        name = node.name
+        if name.startswith("WholeStageCodegen"):
+            continue
+        key = key_of.get(name)
+        if key is None:
+            key = key_of[name] = op_key(name)
+        if key in graph:
+            graph[key].append(node)
+        else:
+            graph[key] = [node]
+    # The reading with exchanges met again left out, else the full one when its counts fit the
+    # graph better; when no exchange is met again the two readings are the same.
+    deduped, repeated = plan.executed_walk(True)
+    text_ops = _text_ops(deduped, key_of)
+    if repeated:
+        full = _text_ops(plan.executed_ops(False), key_of)
+        if _misfit(full, graph) < _misfit(text_ops, graph):
+            text_ops = full
     uneven = []
     mismatched = 0
     for key, nodes in graph.items():

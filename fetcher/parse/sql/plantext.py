@@ -80,6 +80,11 @@ class PlanText:
         ``dedupe_exchanges``: an exchange met again (reuse, a cached plan printed twice) is drawn
         by the SHS graph as an edge to the first one, so its subtree is not walked again.
         """
+        return self.executed_walk(dedupe_exchanges)[0]
+
+    def executed_walk(self, dedupe_exchanges: bool = True) -> tuple[list[TreeOp], bool]:
+        """:meth:`executed_ops`, and whether an exchange met again was left out (when none was,
+        both readings are the same list)."""
         hosted: dict[int, list[TreeOp]] = {}
         for sq in self.subqueries:
             if sq.root is not None and sq.hosting_op_id is not None:
@@ -87,12 +92,14 @@ class PlanText:
         out: list[TreeOp] = []
         seen_hosts: set[int] = set()
         seen_exchanges: set[int] = set()
+        repeated = False
         stack: list[TreeOp] = list(reversed(self.roots))
         while stack:
             op = stack.pop()
             if dedupe_exchanges and op.marker is None and op.op_id is not None:
                 if _is_exchange(op.name):
                     if op.op_id in seen_exchanges:
+                        repeated = True
                         continue
                     seen_exchanges.add(op.op_id)
             if op.marker is None:
@@ -102,7 +109,7 @@ class PlanText:
                 seen_hosts.add(op.op_id)
                 kids = kids + hosted[op.op_id]
             stack.extend(reversed(kids))
-        return out
+        return out, repeated
 
     def initial_ops(self) -> list[TreeOp]:
         """Operators of the ``== Initial Plan ==`` branches (what adaptive execution started from)."""
