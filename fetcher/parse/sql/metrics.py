@@ -85,12 +85,18 @@ def parse_quantity(text: str | None) -> tuple[float | None, str]:
     """``'1,700'`` -> (1700, count); ``'45.8 MiB'`` -> (bytes, bytes); ``'1.2 s'`` -> (1200, ms)."""
     if text:
         num, _, unit = text.partition(" ")
-        if _PLAIN_NUM_RE.fullmatch(num) and (not unit or (unit.isascii() and unit.isalpha())):
+        if num.isdigit() and num.isascii():  # most counts: the pattern's plainest form
+            figure: float | None = float(num)
+        elif _PLAIN_NUM_RE.fullmatch(num):
             figure = float(num.replace(",", ""))
+        else:
+            figure = None
+        if figure is not None:
             if not unit:
                 return figure, COUNT
-            factor = _UNIT_FACTORS.get(unit.lower())
-            return (figure * factor[0], factor[1]) if factor is not None else (None, UNKNOWN)
+            if unit.isascii() and unit.isalpha():
+                factor = _UNIT_FACTORS.get(unit.lower())
+                return (figure * factor[0], factor[1]) if factor is not None else (None, UNKNOWN)
     m = _QTY_RE.match(text or "")
     if not m:
         return None, UNKNOWN
@@ -127,6 +133,12 @@ class ParsedMetric(NamedTuple):
         """The compact form a node row keeps (see :data:`STORED_FIELDS`): every field but the
         name, in order."""
         return list(self[1:])
+
+
+# ParsedMetric's values are made into one by tuple.__new__ (its generated __new__, which fills
+# in the defaults, is a Python call per metric); _NO_STATS are the fields after the total.
+_new = tuple.__new__
+_NO_STATS: tuple[None, ...] = (None,) * 7
 
 
 #: The order of the values of a stored metric (``sql_node.metrics`` maps name -> this list).
@@ -211,7 +223,7 @@ def _spark_stats(name: str, text: str, pos: int = 0) -> ParsedMetric | None:
         factors.get(med_unit.lower()),
         factors.get(mx_unit.lower()),
     )
-    return ParsedMetric(
+    values = (
         name,
         factor[1],
         float(num) * factor[0],
@@ -221,7 +233,9 @@ def _spark_stats(name: str, text: str, pos: int = 0) -> ParsedMetric | None:
         int(stage) if stage else None,
         int(attempt or 0) if stage else None,
         int(task) if stage else None,
+        None,
     )
+    return _new(ParsedMetric, values)  # type: ignore[no-any-return]
 
 
 #: The first line of a size or timing metric of several tasks as Spark 3.1+ prints it.
@@ -238,7 +252,8 @@ def parse_metric(raw_name: str, raw_value: object) -> ParsedMetric:
             total, unit = parse_quantity(raw_value.strip())
             if total is None:
                 return ParsedMetric(name, UNKNOWN, None, raw=raw_value[:RAW_METRIC_KEEP_CHARS])
-            return ParsedMetric(name, hint if (unit == COUNT and hint) else unit, total)
+            values = (name, hint if (unit == COUNT and hint) else unit, total)
+            return _new(ParsedMetric, values + _NO_STATS)  # type: ignore[no-any-return]
         if raw_value.startswith(_SPARK_HEADER):
             spark = _spark_stats(name, raw_value, len(_SPARK_HEADER))
             if spark is not None:
