@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from fetcher.parse.sql.graph import GraphNode, ParsedExecution
@@ -56,8 +57,14 @@ class StageLinks:
         return self.node_stages.setdefault(execution_id, {})
 
 
+_NONE: frozenset[int] = frozenset()
+
+
 def _is_exchange(node: GraphNode) -> bool:
     return node.name.endswith("Exchange")
+
+
+_stage_key = itemgetter("stage_id", "attempt_id")
 
 
 def link_stages(
@@ -69,7 +76,7 @@ def link_stages(
     execs = list(executions)
     links = StageLinks()
     by_stage: dict[int, Mapping[str, Any]] = {}
-    for st in sorted(stages, key=lambda s: (s["stage_id"], s["attempt_id"])):
+    for st in sorted(stages, key=_stage_key):
         by_stage[st["stage_id"]] = st  # the latest attempt
     job_exec: dict[int, int] = {}
     for ex in execs:
@@ -129,17 +136,20 @@ def _match_figures(
     comp: Mapping[int, int],
 ) -> None:
     """Stages without a stage id in any metric, matched by figures (module doc, step 3)."""
+    named = _named_stages(links, ex.execution_id)
+    unnamed = [
+        s
+        for s in sorted(links.execution_stages.get(ex.execution_id, ()))
+        if s not in named and s in by_stage
+    ]
+    if not unnamed:
+        return
     members: dict[int, list[int]] = {}
     for nid, root in comp.items():
         if not ex.nodes[nid].in_cached_plan:
             members.setdefault(root, []).append(nid)
-    named = _named_stages(links, ex.execution_id)
-    ops: list[GraphNode] | None = None  # the operators, listed once when a stage needs them
-    for s in sorted(links.execution_stages.get(ex.execution_id, ())):
-        if s in named or s not in by_stage:
-            continue
-        if ops is None:
-            ops = ex.operators()
+    ops = ex.operators()
+    for s in unnamed:
         picked: list[int] = []
         for field_name, metric, side in _FIGURES:
             value = by_stage[s].get(field_name)
@@ -168,10 +178,11 @@ def _pair_leftovers(ex: ParsedExecution, links: StageLinks) -> None:
     unnamed = [s for s in links.execution_stages.get(ex.execution_id, ()) if s not in named]
     if len(unnamed) != 1:
         return
+    linked = links.node_stages.get(ex.execution_id, {})
     orphans = [
         n.node_id
         for n in ex.operators()
-        if not n.in_cached_plan and n.metrics and n.node_id not in links.nodes_of(ex.execution_id)
+        if not n.in_cached_plan and n.metrics and n.node_id not in linked
     ]
     _assign(links, ex, orphans, unnamed[0])
 
@@ -191,14 +202,16 @@ def _link_nodes(ex: ParsedExecution, links: StageLinks) -> dict[int, int]:
         if ra != rb:
             parent_of[ra] = rb
 
+    nodes = ex.nodes
+    exchanges = {nid for nid, node in nodes.items() if _is_exchange(node)}
     direct: dict[int, set[int]] = {}
     carried: dict[int, set[int]] = {}  # read-side stages of an exchange, for its parents
-    for node in ex.nodes.values():
+    for nid, node in nodes.items():
         if node.in_cached_plan:
             continue
         ids: set[int] = set()
         read_ids: set[int] = set()
-        exchange = _is_exchange(node)
+        exchange = nid in exchanges
         for m in node.metrics.values():
             stage_id = m.max_stage_id
             if stage_id is None:
@@ -207,35 +220,40 @@ def _link_nodes(ex: ParsedExecution, links: StageLinks) -> dict[int, int]:
                 read_ids.add(stage_id)
             else:
                 ids.add(stage_id)
-        direct[node.node_id] = ids
-        carried[node.node_id] = read_ids
+        direct[nid] = ids
+        carried[nid] = read_ids
     cluster_of: dict[int, int] = {}
-    for node in ex.nodes.values():
-        if node.is_cluster:
+    for nid, node in nodes.items():
+        if node.name.startswith("WholeStageCodegen"):  # GraphNode.is_cluster
             try:
-                cluster_of[int(node.name.split("(")[1].rstrip(")"))] = node.node_id
+                cluster_of[int(node.name.split("(")[1].rstrip(")"))] = nid
             except (IndexError, ValueError):
                 continue
-    for node in ex.nodes.values():
-        if node.codegen_id is not None and node.codegen_id in cluster_of:
-            union(node.node_id, cluster_of[node.codegen_id])
+    if cluster_of:
+        for nid, node in nodes.items():
+            if node.codegen_id is not None and node.codegen_id in cluster_of:
+                union(nid, cluster_of[node.codegen_id])
     for src, dst in ex.edges:
-        child, parent = ex.nodes[src], ex.nodes[dst]
-        if child.in_cached_plan or parent.in_cached_plan or _is_exchange(child):
+        if src in exchanges or nodes[src].in_cached_plan or nodes[dst].in_cached_plan:
             continue
         union(src, dst)
+    root = {nid: find(nid) for nid in nodes}  # (no union below)
     comp_ids: dict[int, set[int]] = {}
     for nid, ids in direct.items():
-        comp_ids.setdefault(find(nid), set()).update(ids)
+        r = root[nid]
+        if r in comp_ids:
+            comp_ids[r] |= ids
+        else:
+            comp_ids[r] = set(ids)
     for src, dst in ex.edges:
         if carried.get(src):
-            comp_ids.setdefault(find(dst), set()).update(carried[src])
+            comp_ids.setdefault(root[dst], set()).update(carried[src])
     found: dict[int, set[int]] = {}
     for nid, own in direct.items():
-        inherited = comp_ids.get(find(nid), set())
-        ids = (own or inherited) if _is_exchange(ex.nodes[nid]) else own | inherited
+        inherited = comp_ids.get(root[nid], _NONE)
+        ids = set(own or inherited) if nid in exchanges else own | inherited
         if ids:
-            found[nid] = set(ids)
+            found[nid] = ids
     if found:  # (the execution's map is made only when a node has stages, as before)
         links.nodes_of(ex.execution_id).update(found)
-    return {nid: find(nid) for nid in ex.nodes}
+    return root
