@@ -151,6 +151,7 @@ def sql_input(
     for n in nodes:
         by_exec[n["execution_id"]].append(n)
     by_node_id = itemgetter("node_id")
+    metric_type, width = appdata.SqlMetric, _METRIC_WIDTH
     out = []
     for ex in sorted(executions, key=itemgetter("execution_id")):
         eid = ex["execution_id"]
@@ -167,7 +168,10 @@ def sql_input(
                 n["name"],
                 n["codegen_id"],
                 n["op_id"],
-                {k: _metric(v) for k, v in (n["metrics"] or {}).items()},
+                {  # (_metric's common case inline: the values as parsed or stored)
+                    k: _new(metric_type, v) if type(v) is list and len(v) == width else _metric(v)
+                    for k, v in (n["metrics"] or {}).items()
+                },
                 dict(n["detail"] or {}),
                 tuple(sorted(children.get(nid, ()))),
                 tuple(parents.get(nid, ())),

@@ -207,7 +207,10 @@ def parse_plan(text: str) -> PlanText:
             f"plan text of {len(text):,} chars: only the first {PLAN_PARSE_MAX_CHARS:,} read"
         )
     read = text[:PLAN_PARSE_MAX_CHARS]
-    lines = read.split("\n")
+    # The tree ends at a blank line, at the latest at the first empty one after the first text:
+    # only the lines up to that one are split off (the blocks below are read from ``rest``).
+    cut = read.find("\n\n", len(read) - len(read.lstrip()))
+    lines = (read[: cut + 1] if cut >= 0 else read).split("\n")
     n = len(lines)
     i = 0
     while i < n and not lines[i].strip():

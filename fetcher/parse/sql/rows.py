@@ -97,7 +97,7 @@ def _node_rows(ex: ParsedExecution) -> list[dict[str, Any]]:
             "name": n.name,
             "codegen_id": n.codegen_id,
             "op_id": n.op_id,
-            "metrics": {name: m.stored() for name, m in n.metrics.items()},
+            "metrics": {name: list(m[1:]) for name, m in n.metrics.items()},  # m.stored()
             "detail": dict(n.detail.fields) if n.detail is not None and n.detail.fields else None,
             "in_cached_plan": n.in_cached_plan,
         }
