@@ -18,10 +18,15 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from fetcher.parse.sql.metrics import parse_quantity
+from fetcher.parse.sql.opblocks import (
+    FIELD_KEEP_CHARS,
+    LINE_PAREN_RE,
+    OpDetail,
+    _detail_head,
+    read_field,
+)
 
 PLAN_PARSE_MAX_CHARS = 8 * 1024 * 1024
-#: A detail value kept per operator field; longer ones (a 500-column Output) are cut.
-FIELD_KEEP_CHARS = 4000
 
 
 @dataclass(slots=True)
@@ -41,16 +46,6 @@ class TreeOp:
     def key(self) -> str:
         """The matching key shared with graph nodes (:func:`op_key`)."""
         return op_key(self.name)
-
-
-@dataclass(slots=True)
-class OpDetail:
-    """One ``(n) Name [codegen id : k]`` block: its ``Key: value`` lines (``Output [2]:`` -> ``Output``)."""
-
-    op_id: int
-    name: str
-    codegen_id: int | None
-    fields: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -158,43 +153,9 @@ def op_key(name: str) -> str:
 _TREE_CHARS = " :|+-"  # the drawing left of an operator's name
 _OP_ID_RE = re.compile(r"\((\d+)\)")
 _STATS_TEXT_RE = re.compile(r"Statistics\(sizeInBytes=([^,)]+)(?:,\s*rowCount=([^,)]+))?")
-_DETAIL_HEAD_RE = re.compile(r"^\((\d+)\)\s+(.*?)\s*(?:\[codegen id\s*:\s*(\d+)\])?\s*$")
-# a key ends on a letter (its trailing blanks go to the separator), read greedily; a key has at
-# most 40 characters (a longer "key" is text of the field before)
-_FIELD_RE = re.compile(r"^([A-Z](?:[A-Za-z ]{0,38}[A-Za-z])?)(?:\s*\[\d+\])?\s*:\s?(.*)$")
-# The same on each line of a block (re.M; blanks are [^\S\n], so that no match runs past its line),
-# with the blanks around the line left out as line.strip() leaves them out.
-_B = r"[^\S\n]"
-_FIELD_LINES_RE = re.compile(
-    rf"^{_B}*([A-Z](?:[A-Za-z ]{{0,38}}[A-Za-z])?)(?:{_B}*\[\d+\])?{_B}*:{_B}?(.*\S)?{_B}*$", re.M
-)
 _SUBQ_HEAD_RE = re.compile(
     r"^Subquery:\d+\s+Hosting operator id\s*=\s*(\d+)\s+Hosting Expression\s*=\s*(.*)$"
 )
-_CODEGEN_RE = re.compile(r"\[codegen id\s*:\s*(\d+)\]")
-
-
-def _detail_head(line: str) -> tuple[int, str, int | None] | None:
-    """(id, name, codegen id) of a line ``(n) Name [codegen id : k]`` that holds no newline: what
-    :data:`_DETAIL_HEAD_RE` matches, read with str methods (its lazy name costs a try at every
-    character of the name)."""
-    close = line.find(")")
-    digits = line[1:close]
-    if line[:1] != "(" or not digits.isdecimal():  # (isdecimal: what \d is in a str pattern)
-        return None
-    rest = line[close + 1 :]
-    if not rest[:1].isspace():
-        return None
-    name = rest.strip()
-    # the codegen id is the last bracket, and only when it ends the line
-    if name.endswith("]"):
-        bracket = name.rfind("[")
-        m = _CODEGEN_RE.fullmatch(name, bracket)
-        if m is not None:
-            return int(digits), name[:bracket].rstrip(), int(m.group(1))
-    return int(digits), name, None
-
-
 _SECTIONS = {"Final Plan": "final", "Initial Plan": "initial", "Current Plan": "current"}
 
 
@@ -228,21 +189,18 @@ def parse_plan(text: str) -> PlanText:
     # line ends the block being read, so each block reads alone (only "in the subqueries"
     # carries over), and its empty first or last lines change nothing.
     rest = read[sum(map(len, lines[: i + 1])) + i + 1 :]
-    fields_findall = _FIELD_LINES_RE.findall
     for block in rest.split("\n\n"):
         block = block.strip("\n")
-        # Nearly every block is an operator's head and "Key: value" lines: read by two regular
-        # expressions instead of line by line, when every line below the head is a field (no
-        # continued value) short enough to be kept whole.
+        # Nearly every block is an operator's head and its fields: its lines are left for
+        # OpDetail.fields to read when asked for, when none of them could start another block or
+        # section (a head, a "=====" line) -- what else a line holds concerns that operator alone.
         if not in_subqueries and len(block) <= FIELD_KEEP_CHARS:
-            head, _, body = block.partition("\n")
-            parts = _detail_head(head.strip())
-            if parts is not None:
-                pairs = fields_findall(body) if body else []
-                if len(pairs) == (body.count("\n") + 1 if body else 0):
-                    op_id, name, codegen_id = parts
-                    details.setdefault(op_id, OpDetail(op_id, name[:500], codegen_id, dict(pairs)))
-                    continue
+            parts = _detail_head(block.partition("\n")[0].strip())
+            if parts is not None and "=====" not in block and not LINE_PAREN_RE.search(block):
+                op_id, name, codegen_id = parts
+                if op_id not in details:  # (the first block of an id is kept)
+                    details[op_id] = OpDetail(op_id, name[:500], codegen_id, block=block)
+                continue
         in_subqueries = _read_block(block.split("\n"), in_subqueries, details, subqueries, notes)
     return PlanText(len(text), adaptive, roots, subqueries, details, notes)
 
@@ -291,13 +249,7 @@ def _read_block(
             continue
         if current is None:
             continue
-        fm = _FIELD_RE.match(stripped)
-        if fm:  # (a key of over 40 characters does not match: the line continues the field)
-            last_field, value = fm.groups()
-            current.fields[last_field] = value[:FIELD_KEEP_CHARS]
-        elif last_field is not None:
-            joined = current.fields[last_field] + "\n" + stripped
-            current.fields[last_field] = joined[:FIELD_KEEP_CHARS]
+        last_field = read_field(current.fields, stripped, last_field)
     return in_subqueries
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from fetcher.parse.sql.plantext import (
+from fetcher.parse.sql.opblocks import (
     _DETAIL_HEAD_RE,
     _FIELD_LINES_RE,
     _FIELD_RE,
