@@ -5,10 +5,12 @@ under the ``sparkscope.heuristics`` entry-point group): a plugin imports what it
 Sparkscope's own code imports each name from the module that defines it:
 
 - :mod:`heuristics.appdata` -- the inputs (one application's data as immutable types);
-- :mod:`heuristics.result` -- severities, thresholds, findings and ``make_result``;
+- :mod:`heuristics.result` -- severities, findings and ``make_result``;
+- :mod:`heuristics.thresholds` -- the thresholds a measure is rated by;
 - :mod:`heuristics.costcap` -- the caps on severity by a finding's cost;
 - :mod:`heuristics.params` -- ``param()`` for a ``Params`` field with its docs, and their parsing;
-- :mod:`heuristics.registry` -- the ``Heuristic`` protocol, discovery and the registry;
+- :mod:`heuristics.contract` -- the ``Heuristic`` protocol and the module form of a heuristic;
+- :mod:`heuristics.registry` -- discovery and the registry;
 - :mod:`heuristics.sparkconf`, :mod:`heuristics.tuning` -- Spark's settings, defaults by version,
   and the settings for the next run;
 - :mod:`heuristics.builtin` -- the built-in checks, one module each.
@@ -32,20 +34,19 @@ from heuristics.appdata import (
     TaskDistribution,
     TaskSummary,
 )
+from heuristics.contract import Heuristic
 from heuristics.params import param
-from heuristics.registry import ENTRY_POINT_GROUP, Heuristic, Registry, build_registry
+from heuristics.registry import ENTRY_POINT_GROUP, Registry, build_registry
 from heuristics.result import (
-    ASCENDING,
-    DESCENDING,
     Details,
     HeuristicResult,
     Impact,
     Outcome,
     Severity,
-    Thresholds,
     make_result,
     no_data,
 )
+from heuristics.thresholds import ASCENDING, DESCENDING, Thresholds
 
 __all__ = [
     "ASCENDING",

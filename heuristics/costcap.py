@@ -18,7 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from heuristics.params import HeuristicsConfigError, coerce_thresholds
-from heuristics.result import Impact, Severity, Thresholds
+from heuristics.result import Impact, Severity
+from heuristics.thresholds import Thresholds
 
 #: The config key of the caps, at the top of the file and inside a heuristic's section.
 COST_CAPS_KEY = "cost_caps"

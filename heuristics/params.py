@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, TypeVar
 
-from heuristics.result import ASCENDING, LEVELS, Thresholds
+from heuristics.thresholds import ASCENDING, LEVELS, Thresholds
 
 P = TypeVar("P")
 T = TypeVar("T")

@@ -45,16 +45,7 @@ from dataclasses import dataclass
 
 from heuristics.appdata import AppData
 from heuristics.params import param
-from heuristics.result import (
-    DESCENDING,
-    Details,
-    Impact,
-    Outcome,
-    Setting,
-    Severity,
-    Thresholds,
-    make_result,
-)
+from heuristics.result import Details, Impact, Outcome, Setting, Severity, make_result
 from heuristics.sparkconf import (
     GIB,
     driver_cores,
@@ -67,6 +58,7 @@ from heuristics.sparkconf import (
     is_local_mode,
 )
 from heuristics.stats import fmt_count
+from heuristics.thresholds import DESCENDING, Thresholds
 from heuristics.tuning import fmt_memory_setting, is_pyspark, round_up_512_mib, uses_rdd_api
 
 NAME = "config"

@@ -17,10 +17,11 @@ from heuristics.appdata import (
     TaskDistribution,
     TaskSummary,
 )
+from heuristics.contract import from_module
 from heuristics.costcap import DEFAULT_COST_CAPS, CostCaps
 from heuristics.params import param, params_view
-from heuristics.registry import from_module
-from heuristics.result import HeuristicResult, Severity, Thresholds
+from heuristics.result import HeuristicResult, Severity
+from heuristics.thresholds import Thresholds
 
 QUANTILES = tuple(i / 20 for i in range(21))
 MIN_MS = 60_000

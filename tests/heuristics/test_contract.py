@@ -11,15 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from heuristics.contract import INPUT_FIELDS, ContractError, from_module
 from heuristics.params import HeuristicsConfigError
-from heuristics.registry import (
-    ENTRY_POINT_GROUP,
-    INPUT_FIELDS,
-    ContractError,
-    build_registry,
-    builtin_heuristics,
-    from_module,
-)
+from heuristics.registry import ENTRY_POINT_GROUP, build_registry, builtin_heuristics
 from heuristics.result import Severity, make_result, no_data
 from tests.heuristics.builders import fake_module, kitchen_sink_app, make_app
 

@@ -17,10 +17,10 @@ from heuristics.result import (
     Impact,
     Outcome,
     Severity,
-    Thresholds,
     make_result,
     no_data,
 )
+from heuristics.thresholds import Thresholds
 from tests.heuristics.builders import (
     FakeParams,
     copy_module,

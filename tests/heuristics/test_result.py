@@ -8,12 +8,10 @@ import math
 import pytest
 
 from heuristics.result import (
-    DESCENDING,
     Details,
     HeuristicResult,
     Impact,
     Severity,
-    Thresholds,
     app_severity,
     cost_text,
     make_result,
@@ -26,6 +24,7 @@ from heuristics.stats import (
     fmt_ms,
     quantile_value,
 )
+from heuristics.thresholds import DESCENDING, Thresholds
 from tests.heuristics.builders import curve, make_distribution
 
 ASC = Thresholds(2, 4, 8, 16)
@@ -276,7 +275,7 @@ def test_fmt_bytes() -> None:
 def test_threshold_levels_are_the_severity_names_and_the_thresholds_fields() -> None:
     import dataclasses
 
-    from heuristics.result import LEVELS, Thresholds
+    from heuristics.thresholds import LEVELS, Thresholds
 
     assert LEVELS == ("low", "moderate", "severe", "critical")
     fields = [f.name for f in dataclasses.fields(Thresholds) if f.name != "direction"]

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 from heuristics.appdata import AppData
 from heuristics.params import param
-from heuristics.result import Details, Impact, Outcome, Severity, Thresholds, make_result, no_data
+from heuristics.result import Details, Impact, Outcome, Severity, make_result, no_data
+from heuristics.thresholds import Thresholds
 from heuristics.tuning import ordered_refs
 
 NAME = "job_failures"

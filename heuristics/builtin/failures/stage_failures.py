@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from heuristics.appdata import AppData
 from heuristics.failure_text import keep_message
 from heuristics.params import param
-from heuristics.result import Details, Impact, Outcome, Thresholds, make_result, no_data
+from heuristics.result import Details, Impact, Outcome, make_result, no_data
 from heuristics.stats import stage_duration_ms
+from heuristics.thresholds import Thresholds
 from heuristics.tuning import ordered_refs
 
 NAME = "stage_failures"

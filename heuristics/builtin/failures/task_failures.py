@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from heuristics.appdata import AppData
 from heuristics.failure_text import keep_message
 from heuristics.params import param
-from heuristics.result import Details, Impact, Outcome, Severity, Thresholds, make_result, no_data
+from heuristics.result import Details, Impact, Outcome, Severity, make_result, no_data
 from heuristics.sparkconf import (
     GIB,
     driver_memory_bytes,
@@ -39,6 +39,7 @@ from heuristics.sparkconf import (
     executor_overhead_bytes,
     is_local_mode,
 )
+from heuristics.thresholds import Thresholds
 from heuristics.tuning import fmt_memory_setting, ordered_refs, round_up_512_mib
 
 NAME = "task_failures"

@@ -28,16 +28,7 @@ from dataclasses import dataclass
 
 from heuristics.appdata import AppData, StageSummary
 from heuristics.params import param
-from heuristics.result import (
-    Details,
-    Impact,
-    Outcome,
-    Setting,
-    Severity,
-    Thresholds,
-    make_result,
-    no_data,
-)
+from heuristics.result import Details, Impact, Outcome, Setting, Severity, make_result, no_data
 from heuristics.sparkconf import (
     MIB,
     driver_memory_bytes,
@@ -46,6 +37,7 @@ from heuristics.sparkconf import (
     is_local_mode,
 )
 from heuristics.stats import fmt_bytes, round2, safe_ratio, total_task_cores
+from heuristics.thresholds import Thresholds
 from heuristics.tuning import (
     RESERVED_HEAP_BYTES,
     execution_memory_per_task,

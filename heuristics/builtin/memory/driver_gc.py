@@ -22,9 +22,10 @@ from dataclasses import dataclass
 
 from heuristics.appdata import AppData
 from heuristics.params import param
-from heuristics.result import Details, Impact, Outcome, Thresholds, make_result, no_data
+from heuristics.result import Details, Impact, Outcome, make_result, no_data
 from heuristics.sparkconf import driver_memory_bytes, is_local_mode
 from heuristics.stats import fmt_ms, safe_ratio
+from heuristics.thresholds import Thresholds
 from heuristics.tuning import fmt_memory_setting, round_up_512_mib
 
 NAME = "driver_gc"

@@ -27,9 +27,10 @@ from dataclasses import dataclass
 
 from heuristics.appdata import AppData
 from heuristics.params import param
-from heuristics.result import Details, Impact, Outcome, Severity, Thresholds, make_result, no_data
+from heuristics.result import Details, Impact, Outcome, Severity, make_result, no_data
 from heuristics.sparkconf import driver_memory_bytes, executor_memory_bytes, is_local_mode
 from heuristics.stats import fmt_ms, round2, safe_ratio, task_executors, total_task_cores
+from heuristics.thresholds import Thresholds
 from heuristics.tuning import fmt_memory_setting, ordered_refs, round_up_512_mib
 
 NAME = "executor_gc"

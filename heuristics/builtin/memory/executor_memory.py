@@ -36,16 +36,7 @@ from dataclasses import dataclass
 
 from heuristics.appdata import AppData
 from heuristics.params import param
-from heuristics.result import (
-    DESCENDING,
-    Details,
-    Impact,
-    Outcome,
-    Severity,
-    Thresholds,
-    make_result,
-    no_data,
-)
+from heuristics.result import Details, Impact, Outcome, Severity, make_result, no_data
 from heuristics.sparkconf import (
     MIB,
     MIN_OVERHEAD_BYTES,
@@ -57,6 +48,7 @@ from heuristics.sparkconf import (
     is_local_mode,
 )
 from heuristics.stats import fmt_bytes, round2, task_executors, total_task_cores
+from heuristics.thresholds import DESCENDING, Thresholds
 from heuristics.tuning import fmt_memory_setting, is_pyspark
 
 NAME = "executor_memory"

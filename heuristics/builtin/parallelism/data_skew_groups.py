@@ -31,16 +31,7 @@ from itertools import accumulate
 
 from heuristics.appdata import AppData, StageSummary
 from heuristics.params import param
-from heuristics.result import (
-    Details,
-    Impact,
-    Outcome,
-    Setting,
-    Severity,
-    Thresholds,
-    make_result,
-    no_data,
-)
+from heuristics.result import Details, Impact, Outcome, Setting, Severity, make_result, no_data
 from heuristics.stats import (
     TaskCurve,
     approximate_task_values,
@@ -51,6 +42,7 @@ from heuristics.stats import (
     round2,
     safe_ratio,
 )
+from heuristics.thresholds import Thresholds
 from heuristics.tuning import ordered_refs, skew_settings
 
 NAME = "data_skew_groups"

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 
 from heuristics.appdata import AppData
 from heuristics.params import param
-from heuristics.result import Details, Impact, Outcome, Severity, Thresholds, make_result, no_data
+from heuristics.result import Details, Impact, Outcome, Severity, make_result, no_data
 from heuristics.stats import fmt_bytes, fmt_ms, fmt_ratio, median, round2, safe_ratio
+from heuristics.thresholds import Thresholds
 
 NAME = "executor_load_imbalance"
 TITLE = "Executor load imbalance"

@@ -21,8 +21,9 @@ from dataclasses import dataclass
 
 from heuristics.appdata import AppData
 from heuristics.params import param
-from heuristics.result import Details, Impact, Outcome, Severity, Thresholds, make_result, no_data
+from heuristics.result import Details, Impact, Outcome, Severity, make_result, no_data
 from heuristics.stats import fmt_bytes, fmt_ms, round2, safe_ratio, total_task_cores
+from heuristics.thresholds import Thresholds
 from heuristics.tuning import ordered_refs
 
 NAME = "shuffle_fetch_wait"

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 from heuristics.appdata import AppData, StageSummary
 from heuristics.params import param
-from heuristics.result import Details, Impact, Outcome, Severity, Thresholds, make_result, no_data
+from heuristics.result import Details, Impact, Outcome, Severity, make_result, no_data
 from heuristics.stats import (
     fmt_ms,
     fmt_ratio,
@@ -45,6 +45,7 @@ from heuristics.stats import (
     safe_ratio,
     total_task_cores,
 )
+from heuristics.thresholds import Thresholds
 from heuristics.tuning import ordered_refs, skew_settings
 
 NAME = "stage_skew"

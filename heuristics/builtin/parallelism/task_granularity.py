@@ -37,17 +37,7 @@ from dataclasses import dataclass
 
 from heuristics.appdata import AppData, StageSummary
 from heuristics.params import param
-from heuristics.result import (
-    DESCENDING,
-    Details,
-    Impact,
-    Outcome,
-    Setting,
-    Severity,
-    Thresholds,
-    make_result,
-    no_data,
-)
+from heuristics.result import Details, Impact, Outcome, Setting, Severity, make_result, no_data
 from heuristics.sparkconf import effective_bool
 from heuristics.stats import (
     fmt_count,
@@ -57,6 +47,7 @@ from heuristics.stats import (
     stage_duration_ms,
     total_task_cores,
 )
+from heuristics.thresholds import DESCENDING, Thresholds
 from heuristics.tuning import (
     AQE,
     COALESCE,

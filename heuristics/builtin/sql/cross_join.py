@@ -38,7 +38,8 @@ from heuristics.builtin.sql.findings import (
 )
 from heuristics.builtin.sql.plan import Graph, join_type, total
 from heuristics.params import param
-from heuristics.result import Outcome, Severity, Thresholds
+from heuristics.result import Outcome, Severity
+from heuristics.thresholds import Thresholds
 
 NAME = "sql_cross_join"
 TITLE = "Cross join"

@@ -47,7 +47,8 @@ from heuristics.builtin.sql.findings import (
 )
 from heuristics.builtin.sql.plan import Graph, total
 from heuristics.params import param
-from heuristics.result import Outcome, Severity, Thresholds
+from heuristics.result import Outcome, Severity
+from heuristics.thresholds import Thresholds
 
 NAME = "sql_large_broadcast"
 TITLE = "Large broadcast"

@@ -48,7 +48,8 @@ from heuristics.builtin.sql.findings import (
 )
 from heuristics.builtin.sql.plan import Graph, Scan, graph, strip_attr_ids
 from heuristics.params import param
-from heuristics.result import Outcome, Severity, Thresholds
+from heuristics.result import Outcome, Severity
+from heuristics.thresholds import Thresholds
 
 NAME = "sql_no_partition_pruning"
 TITLE = "No partition pruning"

@@ -36,9 +36,10 @@ from heuristics.builtin.sql.findings import (
 )
 from heuristics.builtin.sql.plan import graph, split_list, total
 from heuristics.params import param
-from heuristics.result import Outcome, Severity, Thresholds
+from heuristics.result import Outcome, Severity
 from heuristics.sparkconf import version_tuple
 from heuristics.stats import fmt_ms
+from heuristics.thresholds import Thresholds
 
 NAME = "sql_python_udf"
 TITLE = "Row-at-a-time Python UDF"

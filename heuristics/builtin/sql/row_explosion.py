@@ -39,7 +39,8 @@ from heuristics.builtin.sql.findings import (
 )
 from heuristics.builtin.sql.plan import Graph, strip_attr_ids, total
 from heuristics.params import param
-from heuristics.result import Outcome, Severity, Thresholds
+from heuristics.result import Outcome, Severity
+from heuristics.thresholds import Thresholds
 
 NAME = "sql_row_explosion"
 TITLE = "Row explosion in a join"

@@ -42,7 +42,8 @@ from heuristics.builtin.sql.findings import (
 )
 from heuristics.builtin.sql.plan import PASS_THROUGH, Graph, graph, total
 from heuristics.params import param
-from heuristics.result import Outcome, Severity, Thresholds
+from heuristics.result import Outcome, Severity
+from heuristics.thresholds import Thresholds
 
 NAME = "sql_small_files_written"
 TITLE = "Small files written"

@@ -49,8 +49,9 @@ from heuristics.builtin.sql.findings import (
 )
 from heuristics.builtin.sql.plan import Graph, graph, join_type, total
 from heuristics.params import param
-from heuristics.result import Outcome, Severity, Thresholds
+from heuristics.result import Outcome, Severity
 from heuristics.sparkconf import parse_size_bytes
+from heuristics.thresholds import Thresholds
 
 NAME = "sql_smj_should_broadcast"
 TITLE = "Sort-merge join that should broadcast"

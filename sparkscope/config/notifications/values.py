@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from heuristics.result import LEVELS
+from heuristics.thresholds import LEVELS
 from sparkscope.config.parsing import ConfigError
 
 Parser = Callable[[Any], Any]
