@@ -40,7 +40,7 @@ from heuristics.params import (
     params_to_dict,
     params_view,
 )
-from heuristics.result import HeuristicResult, Outcome, Severity
+from heuristics.result import HeuristicResult, Outcome, Severity, stored_form
 
 #: Entry-point group under which other distributions register heuristics (a module or an
 #: object satisfying :class:`Heuristic`).
@@ -178,15 +178,35 @@ class Registry:
         Outcome) yields a NONE internal-error result."""
         thresholds = params_view(entry.params)
         try:
-            outcome = entry.heuristic.evaluate(app, entry.params)
-            if not isinstance(outcome, Outcome):
-                raise TypeError(f"evaluate returned {type(outcome).__name__}, not Outcome")
+            outcome = _evaluate(entry, app)
             return outcome.to_result(entry.name, thresholds, entry.caps.allowed(outcome.impact))
         except Exception as exc:  # noqa: BLE001 - one broken heuristic must not hide the rest
-            title = f"internal error: {type(exc).__name__}: {exc}"
-            return Outcome(severity=Severity.NONE, value=None, title=title).to_result(
-                entry.name, thresholds
-            )
+            return _failed(entry, exc)
+
+    def run_stored(self, entry: Entry, app: AppData) -> dict[str, object]:
+        """``run_one(entry, app).to_dict(thresholds=False)``, the form results are stored in,
+        built straight from the outcome: this runs for every heuristic on every fetched
+        application, and the HeuristicResult in between would be thrown away."""
+        try:
+            outcome = _evaluate(entry, app)
+            severity, pattern, cap, conf, stages = outcome.rate(entry.caps.allowed(outcome.impact))
+        except Exception as exc:  # noqa: BLE001 - one broken heuristic must not hide the rest
+            return _failed(entry, exc).to_dict(thresholds=False)
+        # Outside the try, as to_dict is outside run_one's: a value or details table that cannot
+        # be stored is an error of the caller's, not an internal-error result.
+        return stored_form(
+            entry.name,
+            severity,
+            pattern,
+            cap,
+            outcome.value,
+            outcome.title,
+            outcome.details,
+            outcome.advice if severity else "",
+            outcome.impact if severity else None,
+            conf,
+            stages,
+        )
 
     def run(self, app: AppData) -> list[HeuristicResult]:
         """Run every enabled heuristic, in catalog order."""
@@ -219,6 +239,22 @@ class Registry:
                 }
             )
         return out
+
+
+def _evaluate(entry: Entry, app: AppData) -> Outcome:
+    """The heuristic's outcome; a TypeError when it returns something else."""
+    outcome = entry.heuristic.evaluate(app, entry.params)
+    if not isinstance(outcome, Outcome):
+        raise TypeError(f"evaluate returned {type(outcome).__name__}, not Outcome")
+    return outcome
+
+
+def _failed(entry: Entry, exc: Exception) -> HeuristicResult:
+    """The NONE result of a heuristic that raised."""
+    title = f"internal error: {type(exc).__name__}: {exc}"
+    return Outcome(severity=Severity.NONE, value=None, title=title).to_result(
+        entry.name, params_view(entry.params)
+    )
 
 
 def _sha256_json(payload: Mapping[str, Any]) -> str:

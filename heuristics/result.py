@@ -50,6 +50,9 @@ class Details:
 Setting = tuple[str, str]
 #: A stage attempt a finding is about: (stage id, attempt id).
 StageRef = tuple[int, int]
+#: An outcome rated by the rules (:meth:`Outcome.rate`): severity, pattern severity, cost cap,
+#: settings and stages.
+Rated = tuple[Severity, Severity, Severity | None, tuple[Setting, ...], tuple[StageRef, ...]]
 
 
 @dataclass(frozen=True)
@@ -97,28 +100,19 @@ class HeuristicResult:
         """JSON-able form; inverse of from_dict. Storage leaves out the thresholds
         (``thresholds=False``): they are the params of the config the results were computed
         under, which the reader has."""
-        out: dict[str, object] = {
-            "name": self.name,
-            "severity": int(self.severity),
-            "pattern_severity": int(self.pattern_severity or 0),
-            "cost_cap": None if self.cost_cap is None else int(self.cost_cap),
-            "value": _json_float(self.value),
-            "title": self.title,
-            "details": None
-            if self.details is None
-            else {
-                "columns": list(self.details.columns),
-                # A non-finite float cell is stored as None, as _json_float does for the value.
-                "rows": [
-                    [None if isinstance(v, float) and not math.isfinite(v) else v for v in row]
-                    for row in self.details.rows
-                ],
-            },
-            "advice": self.advice,
-            "impact": None if self.impact is None else self.impact.to_dict(),
-            "conf": [[key, value] for key, value in self.conf] if self.conf else [],
-            "stages": [[stage, attempt] for stage, attempt in self.stages] if self.stages else [],
-        }
+        out = stored_form(
+            self.name,
+            self.severity,
+            self.pattern_severity or 0,
+            self.cost_cap,
+            self.value,
+            self.title,
+            self.details,
+            self.advice,
+            self.impact,
+            self.conf,
+            self.stages,
+        )
         if thresholds:
             out["thresholds"] = dict(self.thresholds)
         return out
@@ -159,6 +153,46 @@ class HeuristicResult:
             conf=tuple((str(k), str(v)) for k, v in data.get("conf") or ()),
             stages=tuple((int(s), int(a)) for s, a in data.get("stages") or ()),
         )
+
+
+def stored_form(
+    name: str,
+    severity: int,
+    pattern_severity: int,
+    cost_cap: int | None,
+    value: float | None,
+    title: str,
+    details: Details | None,
+    advice: str,
+    impact: Impact | None,
+    conf: tuple[Setting, ...],
+    stages: tuple[StageRef, ...],
+) -> dict[str, object]:
+    """The stored (JSON-able) form of a result's fields, without the thresholds: what
+    :meth:`HeuristicResult.to_dict` gives, and what the registry builds straight from an
+    outcome when only the stored form is wanted (:meth:`heuristics.registry.Registry.run_stored`)."""
+    return {
+        "name": name,
+        "severity": int(severity),
+        "pattern_severity": int(pattern_severity),
+        "cost_cap": None if cost_cap is None else int(cost_cap),
+        "value": _json_float(value),
+        "title": title,
+        "details": None
+        if details is None
+        else {
+            "columns": list(details.columns),
+            # A non-finite float cell is stored as None, as _json_float does for the value.
+            "rows": [
+                [None if isinstance(v, float) and not math.isfinite(v) else v for v in row]
+                for row in details.rows
+            ],
+        },
+        "advice": advice,
+        "impact": None if impact is None else impact.to_dict(),
+        "conf": [[key, value] for key, value in conf] if conf else [],
+        "stages": [[stage, attempt] for stage, attempt in stages] if stages else [],
+    }
 
 
 def cost_text(impact: Impact | None) -> str:
@@ -232,6 +266,25 @@ class Outcome:
     stages: tuple[StageRef, ...] = ()
     cost_capped: bool = True
 
+    def rate(self, cost_cap: Severity | None) -> Rated:
+        """The rules: the severity is the pattern's capped by ``cost_cap`` (None: no cap, nor when
+        the outcome is not cost-capped), the cap kept when the pattern is above NONE, and the
+        settings and stages (as str and int pairs) only when the severity is."""
+        # Severity(x) of a Severity is x itself: the conversions only for plain ints.
+        pattern = self.severity if type(self.severity) is Severity else Severity(self.severity)
+        if cost_cap is None or not self.cost_capped:
+            severity, cap = pattern, None
+        else:
+            cap = cost_cap if type(cost_cap) is Severity else Severity(cost_cap)
+            severity = min(pattern, cap)
+        if pattern == 0:
+            cap = None
+        if severity == 0:
+            return severity, pattern, cap, (), ()
+        conf = tuple((str(k), str(v)) for k, v in self.conf) if self.conf else ()
+        stages = tuple((int(s), int(a)) for s, a in self.stages) if self.stages else ()
+        return severity, pattern, cap, conf, stages
+
     def to_result(
         self,
         name: str,
@@ -240,13 +293,7 @@ class Outcome:
     ) -> HeuristicResult:
         """The stored result, enforcing the rules: the severity is the pattern's capped by
         ``cost_cap`` (None: no cap); advice, settings, impact and stages only above NONE."""
-        # Severity(x) of a Severity is x itself: the conversions only for plain ints.
-        pattern = self.severity if type(self.severity) is Severity else Severity(self.severity)
-        if cost_cap is None or not self.cost_capped:
-            cap = None
-        else:
-            cap = cost_cap if type(cost_cap) is Severity else Severity(cost_cap)
-        severity = pattern if cap is None else min(pattern, cap)
+        severity, pattern, cap, conf, stages = self.rate(cost_cap)
         reported = severity > 0
         return HeuristicResult(
             name=name,
@@ -258,11 +305,9 @@ class Outcome:
             advice=self.advice if reported else "",
             impact=self.impact if reported else None,
             pattern_severity=pattern,
-            cost_cap=cap if pattern > 0 else None,
-            conf=tuple((str(k), str(v)) for k, v in self.conf) if reported and self.conf else (),
-            stages=tuple((int(s), int(a)) for s, a in self.stages)
-            if reported and self.stages
-            else (),
+            cost_cap=cap,
+            conf=conf,
+            stages=stages,
         )
 
 

@@ -131,10 +131,7 @@ def _score(
             for r in parse_document(document) or ()
             if before.get(r["name"], "-") == digests.get(r["name"])
         }
-    return [
-        kept.get(entry.name) or registry.run_one(entry, app).to_dict(thresholds=False)
-        for entry in registry.enabled
-    ]
+    return [kept.get(entry.name) or registry.run_stored(entry, app) for entry in registry.enabled]
 
 
 def ensure_analyzed(

@@ -7,8 +7,8 @@ import pytest
 
 from heuristics.params import HeuristicsConfigError
 from heuristics.registry import build_registry
-from heuristics.result import Impact, Outcome, Severity, make_result, no_data
-from tests.heuristics.builders import FakeParams, fake_module, make_app
+from heuristics.result import Details, Impact, Outcome, Severity, make_result, no_data
+from tests.heuristics.builders import FakeParams, fake_module, kitchen_sink_app, make_app
 
 # (wall seconds, core-hours) -> the most severe level the default caps allow; None: no cap
 CAP_CASES = [
@@ -39,7 +39,9 @@ def test_registry_caps_the_pattern_by_its_cost(
             severity=pattern, value=1.0, title="t", advice="fix", impact=Impact(*cost, "f")
         )
 
-    result = build_registry({}, heuristics=[fake_module("h", evaluate)]).run(make_app())[0]
+    registry = build_registry({}, heuristics=[fake_module("h", evaluate)])
+    result = registry.run(make_app())[0]
+    assert registry.run_stored(registry.enabled[0], make_app()) == result.to_dict(thresholds=False)
     expected = pattern if cap is None else min(pattern, cap)
     assert result.severity == expected
     assert result.pattern_severity == pattern
@@ -102,3 +104,42 @@ def test_a_heuristic_cannot_take_the_cost_caps_name() -> None:
     with pytest.raises(HeuristicsConfigError) as info:
         build_registry({}, heuristics=[module])
     assert info.value.path == "cost_caps"
+
+
+def _full(severity: Severity, value: float) -> object:
+    def evaluate(app: object, params: FakeParams) -> Outcome:
+        return make_result(
+            severity=severity,
+            value=value,
+            title="t",
+            details=Details(("a", "b"), ((1, float("inf")), ("x", 2.5))),
+            advice="fix",
+            impact=Impact(400.0, 3.0, "f"),
+            conf=[("spark.k", 4)],  # type: ignore[list-item]  # a value converted to text
+            stages=[(3, 1), (2, 0)],
+        )
+
+    return evaluate
+
+
+def _raises(app: object, params: FakeParams) -> Outcome:
+    raise ValueError("broken")
+
+
+def test_run_stored_is_the_stored_form_of_run_one() -> None:
+    """What scoring stores (run_stored) is run_one's result without its thresholds, for
+    findings at and above NONE, non-finite values, heuristics that raise or return no Outcome,
+    and the built-ins on an application where each fires."""
+    fakes = [
+        fake_module("full", _full(Severity.SEVERE, 2.0)),
+        fake_module("none", _full(Severity.NONE, float("nan"))),
+        fake_module("raises", _raises),
+        fake_module("wrong", lambda app, params: "not an outcome"),
+    ]
+    for registry, app in (
+        (build_registry({}, heuristics=fakes), make_app()),
+        (build_registry({}), kitchen_sink_app()),
+    ):
+        for entry in registry.enabled:
+            stored = registry.run_stored(entry, app)
+            assert stored == registry.run_one(entry, app).to_dict(thresholds=False), entry.name
