@@ -95,6 +95,11 @@ class TaskCurve:
         self.vs = [float(v) for v in dist.metrics[key]]
         self.n = n
         self.step = 1.0 / (n - 1)
+        # Per quantile, how many tasks are at or before it (the end of the stretch of the curve
+        # below it), worked out when first read; and the prefix sums asked for (a split asks for
+        # some more than once). Both read lazily, so a curve raises where it did when unread.
+        self._ends: list[int | None] = [None] * len(self.qs)
+        self._sums: dict[int, float] = {}
 
     def value(self, i: int) -> float:
         """The i-th smallest task's value (as approximate_task_values gives it)."""
@@ -131,15 +136,28 @@ class TaskCurve:
 
     def prefix_sum(self, c: int) -> float:
         """The sum of the ``c`` smallest values."""
-        qs, vs, step = self.qs, self.vs, self.step
         c = max(0, min(c, self.n))
-        first = self._last_at_or_below(qs[0]) + 1  # tasks at or before the first quantile
-        total = vs[0] * min(c, first)
+        found = self._sums.get(c)
+        if found is None:
+            found = self._sums[c] = self._prefix_sum(c)
+        return found
+
+    def _prefix_sum(self, c: int) -> float:
+        qs, vs, step, ends = self.qs, self.vs, self.step, self._ends
+        first = ends[0]
+        if first is None:  # tasks at or before the first quantile
+            first = ends[0] = self._last_at_or_below(qs[0]) + 1
+        total = vs[0] * (first if first < c else c)
         start = first
+        # One pass over the curve's stretches (min() written out: this loop is the hot part).
         for j in range(1, len(qs)):
             if start >= c:
                 return total
-            end = min(c, self._last_at_or_below(qs[j]) + 1)
+            end = ends[j]
+            if end is None:
+                end = ends[j] = self._last_at_or_below(qs[j]) + 1
+            if c < end:
+                end = c
             count = end - start
             if count > 0:
                 span = qs[j] - qs[j - 1]
