@@ -144,8 +144,8 @@ def evaluate(app: AppData, params: Params) -> Outcome:
     for ex in app.sql_executions:
         g = graph(ex)
         for node, scan in g.ran_scans():
-            if not scan.partition_columns or (scan.partitions or 0) < 2:
-                continue
+            if (scan.partitions or 0) < 2 or not scan.partition_columns:
+                continue  # (the partition count first: the columns are read from the plan)
             pf = scan.partition_filters or ()
             if any(not f.lower().startswith("isnotnull") for f in pf):
                 continue  # pruned (statically, or at run time by dynamic partition pruning)

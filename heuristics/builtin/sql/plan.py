@@ -7,6 +7,7 @@ depth is read without recursion.
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections.abc import Callable, Iterator
@@ -301,21 +302,60 @@ def field_list(node: SqlPlanNode, key: str) -> list[str] | None:
 
 @dataclass(frozen=True)
 class Scan:
-    """A file scan node read with its plan-text fields."""
+    """A file scan node read with its plan-text fields, each list field read when first asked
+    for (most checks look at a scan's metrics and location only; a scan may read 500 columns)."""
 
     node: SqlPlanNode
     format: str
     table: str | None
-    paths: tuple[str, ...]
-    partition_filters: tuple[str, ...] | None  # None: no such line (no partition filter)
-    pushed_filters: tuple[str, ...]
-    data_filters: tuple[str, ...]
-    read_columns: dict[str, str]  # ReadSchema: column -> type
-    partition_columns: tuple[str, ...]  # Output columns not read from the files
     files: float | None
     bytes: float | None
     partitions: float | None
     scan_time_ms: float | None
+
+    @functools.cached_property
+    def paths(self) -> tuple[str, ...]:
+        """The paths of the Location line (a path cut short with "..." left out)."""
+        loc = self.node.detail.get("Location")
+        if loc:
+            m = _LOC_RE.match(loc.strip())
+            if m:
+                raw = [p.strip() for p in m.group("paths").rstrip("]").split(", ")]
+                return tuple(p for p in raw if p and not p.startswith("..."))
+        return ()
+
+    @functools.cached_property
+    def partition_filters(self) -> tuple[str, ...] | None:
+        """The PartitionFilters; None: no such line (no partition filter)."""
+        pf = field_list(self.node, "PartitionFilters")
+        return tuple(pf) if pf is not None else None
+
+    @functools.cached_property
+    def pushed_filters(self) -> tuple[str, ...]:
+        return tuple(field_list(self.node, "PushedFilters") or ())
+
+    @functools.cached_property
+    def data_filters(self) -> tuple[str, ...]:
+        return tuple(field_list(self.node, "DataFilters") or ())
+
+    @functools.cached_property
+    def read_columns(self) -> dict[str, str]:
+        """ReadSchema: column -> type."""
+        read: dict[str, str] = {}
+        schema = self.node.detail.get("ReadSchema", "")
+        if schema.startswith("struct<") and schema.endswith(">"):
+            for item in split_list(schema[7:-1]):
+                if ":" in item:
+                    k, v = item.split(":", 1)
+                    read[k.strip("`")] = v
+        return read
+
+    @functools.cached_property
+    def partition_columns(self) -> tuple[str, ...]:
+        """Output columns not read from the files."""
+        read = self.read_columns
+        output = [strip_attr_ids(c).strip() for c in field_list(self.node, "Output") or []]
+        return tuple(c for c in output if read and c not in read)
 
     @property
     def location(self) -> str:
@@ -344,33 +384,10 @@ def scan_of(node: SqlPlanNode) -> Scan | None:
     fmt = words[1].lower()
     if fmt in _NOT_FILES:
         return None
-    paths: tuple[str, ...] = ()
-    loc = node.detail.get("Location")
-    if loc:
-        m = _LOC_RE.match(loc.strip())
-        if m:
-            raw = [p.strip() for p in m.group("paths").rstrip("]").split(", ")]
-            paths = tuple(p for p in raw if p and not p.startswith("..."))
-    read: dict[str, str] = {}
-    schema = node.detail.get("ReadSchema", "")
-    if schema.startswith("struct<") and schema.endswith(">"):
-        for item in split_list(schema[7:-1]):
-            if ":" in item:
-                k, v = item.split(":", 1)
-                read[k.strip("`")] = v
-    output = [strip_attr_ids(c).strip() for c in field_list(node, "Output") or []]
-    parts = tuple(c for c in output if read and c not in read)
-    pf = field_list(node, "PartitionFilters")
     return Scan(
         node=node,
         format=fmt,
         table=" ".join(words[2:]) or None,
-        paths=paths,
-        partition_filters=tuple(pf) if pf is not None else None,
-        pushed_filters=tuple(field_list(node, "PushedFilters") or ()),
-        data_filters=tuple(field_list(node, "DataFilters") or ()),
-        read_columns=read,
-        partition_columns=parts,
         files=total(node, "number of files read"),
         bytes=total(node, "size of files read"),
         partitions=total(node, "number of partitions read"),
