@@ -8,6 +8,7 @@ quantile JSON on a request costs far more than the simulation itself.
 from __future__ import annotations
 
 import marshal
+import struct
 import zlib
 from array import array
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from typing import Any
 
 from heuristics import sparkconf
 from sparkscope.advisor.whatif.stageplan import AppRun, StageRun
+from sparkscope.analysis.assembly import doubles_packer
 
 FORMAT = "whatif-1"
 PROP_PREFIXES = ("spark.executor.", "spark.driver.", "spark.dynamicAllocation.", "spark.master")
@@ -41,7 +43,9 @@ class RunFacts:
 
 
 def from_bundle(bundle: Any) -> dict[str, Any]:
-    """The input of a fetched application, from its parsed rows in memory."""
+    """The input of a fetched application, from its parsed rows in memory, for :func:`encode`:
+    the distributions' run and duration quantiles stay the parsed lists (see :func:`_raw_dist`),
+    which ``encode`` converts as :func:`_dist` would."""
     e = bundle.entry
     slowest: dict[tuple[int, int], list[float]] = {}
     for t in bundle.tasks:
@@ -77,7 +81,7 @@ def from_bundle(bundle: Any) -> dict[str, Any]:
             for s in bundle.stages
         ],
         "dists": {
-            (d["stage_id"], d["attempt_id"]): _dist(d["quantiles"], d["metrics"])
+            (d["stage_id"], d["attempt_id"]): _raw_dist(d["quantiles"], d["metrics"])
             for d in bundle.distributions
         },
         "slowest": {k: tuple(v) for k, v in slowest.items()},
@@ -106,8 +110,26 @@ def _dist(quantiles: Any, metrics: dict[str, Any]) -> tuple[Any, ...]:
     )
 
 
-def _pack(values: tuple[float, ...] | None) -> bytes | None:
-    return None if values is None else array("d", values).tobytes()
+def _raw_dist(quantiles: Any, metrics: dict[str, Any]) -> tuple[Any, ...]:
+    """:func:`_dist` with the run and duration quantiles left as they are (None when empty):
+    :func:`_pack` converts them straight into bytes, without the float tuples in between."""
+    return (
+        tuple(map(float, quantiles)),
+        metrics.get("executor_run_time_ms") or None,
+        metrics.get("duration_ms") or None,
+    )
+
+
+def _pack(values: Any) -> bytes | None:
+    """The float64 bytes of quantile values (None stays None), each value converted by float()."""
+    if values is None:
+        return None
+    if type(values) is list or type(values) is tuple:  # struct converts numbers as float() does
+        try:
+            return doubles_packer(len(values))(*values)
+        except struct.error:  # not all numbers: float() decides (and raises as it would)
+            pass
+    return array("d", tuple(map(float, values))).tobytes()
 
 
 def _unpack(blob: bytes | None) -> tuple[float, ...] | None:
