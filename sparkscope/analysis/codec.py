@@ -21,6 +21,7 @@ import sys
 import zlib
 from array import array
 from collections.abc import Sequence
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from heuristics import appdata
@@ -79,19 +80,19 @@ def _format() -> str:
 FORMAT = _format()
 
 
-def _as_doubles(values: Sequence[float]) -> array[float]:
-    """A metric's values as float64: an ``array('d')`` as it is (assemble builds them), others
-    converted."""
-    if type(values) is array and values.typecode == "d":
-        return values
-    return array("d", values)
+#: The application's own values of an AppData, in :data:`APP_COLUMNS` order, as a tuple.
+_app_values = attrgetter(*APP_COLUMNS)
+#: A named tuple's values as a plain tuple (what marshal takes): a slice of a tuple subclass is
+#: a new tuple, built without iterating.
+_plain = itemgetter(slice(None))
 
 
 def encode(app: appdata.AppData) -> bytes:
     """The inputs of one application as bytes (raises ValueError on a value marshal cannot hold)."""
     # marshal marks the objects referenced more than once (and refers back to them), so which
     # intermediate containers are alive during dumps is part of the bytes: ``grids`` and
-    # ``stages`` stay lists next to their tuples in the payload, as they always were.
+    # ``stages`` stay lists next to their tuples in the payload, and ``packed`` holds the last
+    # stage's, as they always did.
     grids: list[tuple[float, ...]] = []
     stages = []
     for stage in app.stages:
@@ -99,42 +100,56 @@ def encode(app: appdata.AppData) -> bytes:
         packed: tuple[int, tuple[str, ...], tuple[int, ...], bytes] | None = None
         if dist is not None:
             grid = tuple(map(float, dist.quantiles))
-            if grid not in grids:
+            try:
+                at = grids.index(grid)
+            except ValueError:  # a grid not seen yet (usually once per application)
+                at = len(grids)
                 grids.append(grid)
-            values = [_as_doubles(v) for v in dist.metrics.values()]
+            # float64 arrays as assemble builds them; any other sequence converted
+            values = [
+                v if type(v) is array and v.typecode == "d" else array("d", v)
+                for v in dist.metrics.values()
+            ]
             # bytes.join reads the arrays' buffers: one copy instead of a tobytes() each
-            packed = (
-                grids.index(grid),
-                tuple(dist.metrics),
-                tuple(map(len, values)),
-                b"".join(values),
-            )
+            packed = (at, tuple(dist.metrics), tuple(map(len, values)), b"".join(values))
         stages.append((stage[:-1], packed))  # a named tuple's fields in order, less the last
     payload = (
-        tuple(getattr(app, f) for f in _APP_SCALARS[:-1]),
+        _app_values(app),
         dict(app.spark_properties),
-        tuple(map(tuple, app.executors)),
-        tuple(map(tuple, app.jobs)),
+        tuple(map(_plain, app.executors)),
+        tuple(map(_plain, app.jobs)),
         tuple(grids),
         tuple(stages),
-        tuple(map(tuple, app.tasks)),
+        tuple(map(_plain, app.tasks)),
         app.sql_status,
-        tuple(_encode_execution(e) for e in app.sql_executions),
+        tuple([_encode_execution(e) for e in app.sql_executions]),
     )
     # zlib level 1 shrinks the ~18 kB of a typical application about sevenfold, and reading 2.7 kB
     # from the database and inflating it costs half of reading 18 kB (sent hex-encoded).
     return zlib.compress(marshal.dumps(payload, 4), 1)  # type: ignore[arg-type]
 
 
-_DETAIL_AT = _SQL_NODE.index("detail")
+assert appdata.SqlPlanNode._fields == (
+    "node_id",
+    "name",
+    "codegen_id",
+    "op_id",
+    "metrics",
+    "detail",
+    "children",
+    "parents",
+    "in_cached_plan",
+    "stage_ids",
+)  # _encode_execution unpacks a node in this order
 
 
 def _encode_execution(ex: appdata.SqlExecutionSummary) -> tuple[Any, ...]:
     nodes = []
-    for n in ex.nodes:
-        fields: list[Any] = [*n[:_METRICS_AT], *n[_METRICS_AT + 1 :]]  # _SQL_NODE's, in order
-        fields[_DETAIL_AT] = dict(n.detail)
-        nodes.append((tuple(fields), {name: tuple(m) for name, m in n.metrics.items()}))
+    for node in ex.nodes:
+        node_id, name, codegen_id, op_id, metrics, detail, children, parents, cached, stages = node
+        fields = (node_id, name, codegen_id, op_id, dict(detail), children, parents, cached, stages)
+        # the metrics as plain tuples (a slice of a named tuple is one), by name
+        nodes.append((fields, {k: m[:] for k, m in metrics.items()}))  # fields: _SQL_NODE's
     return (ex[:-1], tuple(nodes))
 
 
