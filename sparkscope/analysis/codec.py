@@ -100,9 +100,9 @@ def encode(app: appdata.AppData) -> bytes:
         packed: tuple[int, tuple[str, ...], tuple[int, ...], bytes] | None = None
         if dist is not None:
             grid = tuple(map(float, dist.quantiles))
-            try:
+            if grid in grids:  # (not index() and ValueError: its message is the grid's repr)
                 at = grids.index(grid)
-            except ValueError:  # a grid not seen yet (usually once per application)
+            else:
                 at = len(grids)
                 grids.append(grid)
             # float64 arrays as assemble builds them; any other sequence converted
