@@ -246,6 +246,8 @@ def assemble(
     stage_rows = sorted(stages, key=_stage_key)
     known = set(map(_stage_key, stage_rows))
     selects = _selects_input
+    # Few task rows are inputs: select them first, then order only those (the same order).
+    selected = [t for t in tasks if _task_stage(t) in known and selects(t)]
     return appdata.AppData(
         app_id=app["app_id"],
         attempt_id=app["attempt_id"] or None,
@@ -262,13 +264,7 @@ def assemble(
         executors=tuple([executor_input(x) for x in executors]),
         jobs=tuple([job_input(j) for j in sorted(jobs, key=itemgetter("job_id"))]),
         stages=tuple([stage_input(s, dists.get(_stage_key(s))) for s in stage_rows]),
-        tasks=tuple(
-            [
-                task_input(t)
-                for t in sorted(tasks, key=_task_order)
-                if _task_stage(t) in known and selects(t)
-            ]
-        ),
+        tasks=tuple([task_input(t) for t in sorted(selected, key=_task_order)]),
         spark_version=app.get("spark_version") or None,
         sql_status=sql[0],
         sql_executions=sql[1],
