@@ -23,7 +23,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
-from typing import Any, cast
+from operator import add, sub
+from typing import Any, Literal, cast
 
 from sqlalchemy import Connection, Table, delete, select, text, tuple_
 from sqlalchemy.dialects import postgresql, sqlite
@@ -62,10 +63,14 @@ def day_of(start_time_ms: int | None) -> int:
     return start_time_ms // DAY_MS if start_time_ms is not None and start_time_ms >= 0 else NO_DAY
 
 
-def _add(into: dict[Key, list[float]], key: Key, vector: Iterable[float], sign: int = 1) -> None:
-    acc = into.setdefault(key, [0.0] * len(FIELDS))
-    for i, v in enumerate(vector):
-        acc[i] += sign * v
+def _add(
+    into: dict[Key, list[float]], key: Key, vector: Iterable[float], sign: Literal[1, -1] = 1
+) -> None:
+    acc = into.get(key)
+    if acc is None:
+        acc = into[key] = [0.0] * len(FIELDS)
+    # acc + v and acc - v are, to the bit, acc + 1 * v and acc + -1 * v (negation is exact)
+    acc[:] = map(add if sign == 1 else sub, acc, vector)
 
 
 def lock(session: Session | Connection) -> None:
