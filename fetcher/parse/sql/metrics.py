@@ -61,7 +61,9 @@ _QTY_RE = re.compile(r"^\s*(" + _NUM + r")\s*([A-Za-zµ]+)?\s*$")
 _DECIMAL_COMMA_RE = re.compile(r"[-+]?\d+,\d{1,2}")
 # What Spark itself prints: a US-grouped count ("1,700") or a plain decimal, then one space and a
 # unit ("45.8 MiB", "12 ms"). Read with str methods; anything else takes the general path.
-_PLAIN_NUM_RE = re.compile(r"\d{1,3}(?:,\d{3})*(?:\.\d+)?|\d+(?:\.\d+)?", re.ASCII)
+# (Possessive runs and ``(?:x|)`` for ``(?:x)?``: the same matches with less backtracking and
+# without the regex engine's slow general repeat for an optional group.)
+_PLAIN_NUM_RE = re.compile(r"\d{1,3}+(?:,\d{3})*+(?:\.\d++|)|\d++(?:\.\d++|)", re.ASCII)
 # unit (lower case) -> (factor, unit kind): sizes first, as parse_quantity looks them up
 _UNIT_FACTORS: dict[str, tuple[float, str]] = {
     **{u: (f, BYTES) for u, f in _SIZE_UNITS.items()},
