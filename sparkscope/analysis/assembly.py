@@ -188,7 +188,9 @@ def sql_input(
             parents[child].append(parent)
         plan = []
         for n in sorted(by_exec.get(eid, ()), key=by_node_id):
-            nid = n["node_id"]
+            nid, metrics, detail = n["node_id"], n["metrics"], n["detail"]
+            kids, ups, node_sids = children.get(nid), parents.get(nid), node_stages.get((eid, nid))
+            # (the empty cases without building and copying an empty container)
             node = (  # SqlPlanNode's fields, in order
                 nid,
                 n["name"],
@@ -196,13 +198,15 @@ def sql_input(
                 n["op_id"],
                 {  # (_metric's common case inline: the values as parsed or stored)
                     k: _new(metric_type, v) if type(v) is list and len(v) == width else _metric(v)
-                    for k, v in (n["metrics"] or {}).items()
-                },
-                dict(n["detail"] or {}),
-                tuple(sorted(children.get(nid, ()))),
-                tuple(parents.get(nid, ())),
+                    for k, v in metrics.items()
+                }
+                if metrics
+                else {},
+                dict(detail) if detail else {},
+                tuple(sorted(kids)) if kids else (),
+                tuple(ups) if ups else (),
                 bool(n["in_cached_plan"]),
-                tuple(node_stages.get((eid, nid), ())),
+                tuple(node_sids) if node_sids else (),
             )
             plan.append(_new(appdata.SqlPlanNode, node))
         execution = (  # SqlExecutionSummary's fields, in order
