@@ -123,7 +123,9 @@ def _parse_nodes(raw_nodes: Any, notes: list[str]) -> dict[int, GraphNode]:
     nodes: dict[int, GraphNode] = {}
     bad_nodes = bad_metrics = 0
     for rn in raw_nodes:
-        nid = as_int(rn.get("nodeId")) if isinstance(rn, dict) else None
+        nid = rn.get("nodeId") if isinstance(rn, dict) else None
+        if type(nid) is not int or not -_INT64 <= nid < _INT64:  # (as_int's common case inline)
+            nid = as_int(nid)
         if nid is None:
             bad_nodes += 1
             continue
@@ -139,7 +141,12 @@ def _parse_nodes(raw_nodes: Any, notes: list[str]) -> dict[int, GraphNode]:
                 metrics[met.name] = met
         name = rn.get("nodeName")
         label = (name.strip()[:500] or "?") if isinstance(name, str) else "?"
-        nodes[nid] = GraphNode(nid, label, as_int(rn.get("wholeStageCodegenId")), metrics)
+        codegen_id = rn.get("wholeStageCodegenId")  # (None for most operators)
+        if codegen_id is not None and (
+            type(codegen_id) is not int or not -_INT64 <= codegen_id < _INT64
+        ):
+            codegen_id = as_int(codegen_id)
+        nodes[nid] = GraphNode(nid, label, codegen_id, metrics)
     if bad_nodes:
         notes.append(f"{bad_nodes} node(s) without a nodeId skipped")
     if bad_metrics:
@@ -160,7 +167,12 @@ def parse_execution(raw: Any) -> ParsedExecution | None:
     raw_edges = raw.get("edges")
     for e in raw_edges if isinstance(raw_edges, list) else []:
         if isinstance(e, dict):
-            src, dst = as_int(e.get("fromId")), as_int(e.get("toId"))
+            # (an int taken as it is: one out of as_int's range is no node's id either)
+            src, dst = e.get("fromId"), e.get("toId")
+            if type(src) is not int:
+                src = as_int(src)
+            if type(dst) is not int:
+                dst = as_int(dst)
             if src is not None and dst is not None and src in nodes and dst in nodes:
                 edges.append((src, dst))
     for src, dst in edges:  # fromId is the child, toId the parent
