@@ -132,6 +132,10 @@ def _groups(
     n = stage.num_tasks
     if not curve or len(curve) != len(dist.quantiles) or n < 2:
         return None
+    # Every task at 0 (a stage that read no input, or no shuffle): no groups. any() stops at the
+    # first task that is not, where max() and min() read the whole curve; half the curves are 0.
+    if not any(curve):
+        return None
     top, bottom = max(curve), min(curve)
     # The heavy group's mean is at most the largest task's value and the light group's at least
     # the smallest: a curve whose max/min stays under the low ratio cannot form two groups apart.
