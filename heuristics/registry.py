@@ -117,9 +117,9 @@ class Registry:
 
     entries: tuple[Entry, ...]
 
-    @property
+    @functools.cached_property
     def enabled(self) -> tuple[Entry, ...]:
-        """Entries that run, in catalog order."""
+        """Entries that run, in catalog order (listed once: scoring asks for every application)."""
         return tuple(e for e in self.entries if e.enabled)
 
     @property

@@ -124,13 +124,13 @@ def _score(
 ) -> list[dict[str, Any]]:
     """One application's results as stored: a heuristic whose params digest is the same as under
     the config of the stored ``document`` (``before``) keeps its stored result; the others run."""
-    kept: dict[str, dict[str, Any]] = {}
-    if before and document is not None:
-        kept = {
-            r["name"]: r
-            for r in parse_document(document) or ()
-            if before.get(r["name"], "-") == digests.get(r["name"])
-        }
+    if not before or document is None:  # nothing stored to keep (every fetched application)
+        return [registry.run_stored(entry, app) for entry in registry.enabled]
+    kept = {
+        r["name"]: r
+        for r in parse_document(document) or ()
+        if before.get(r["name"], "-") == digests.get(r["name"])
+    }
     return [kept.get(entry.name) or registry.run_stored(entry, app) for entry in registry.enabled]
 
 
