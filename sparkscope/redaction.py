@@ -38,9 +38,17 @@ SECRET_KEY_WORDS = (
     r"|session[_.\-]?key|client[_.\-]?key|auth[_.\-]?key"
 )
 _SECRET_KEY = re.compile(SECRET_KEY_WORDS)
+#: The same words without ``(?i)``, for a lowercased ASCII key: there ``(?i)`` matches what the
+#: lowercase words match in the lowercased key (case folds beyond ASCII, such as the long s or
+#: the Kelvin sign, need a non-ASCII character), and ignoring case costs the engine three times
+#: as much.
+_SECRET_KEY_LOWER = re.compile(SECRET_KEY_WORDS.removeprefix("(?i)"))
 
 #: Every pattern below, by name. Each quantifier is bounded and no two overlap in a way that
-#: backtracks, so the work is linear in the text (a test runs each on hostile texts).
+#: backtracks, so the work is linear in the text (a test runs each on hostile texts). A key
+#: followed by what no key character can be (``\s``, ``=``, ``:``) is possessive (``{0,200}+``):
+#: only its longest run can be followed so, and the engine need not give characters back to
+#: find that out (the matches are those of the greedy form).
 PATTERNS: dict[str, re.Pattern[str]] = {
     # user:password@ in a URL of any scheme (a user alone, as in wasbs://container@account, stays)
     "userinfo": re.compile(
@@ -82,17 +90,17 @@ PATTERNS: dict[str, re.Pattern[str]] = {
     ),
     # key="value", key='value' (JAAS configs, connection options)
     "quoted_pair": re.compile(
-        r"(?P<head>(?<![\w.\-])(?P<key>[A-Za-z_][\w.\-]{0,200})\s{0,8}[=:]\s{0,8}[\"'])"
+        r"(?P<head>(?<![\w.\-])(?P<key>[A-Za-z_][\w.\-]{0,200}+)\s{0,8}[=:]\s{0,8}[\"'])"
         r"(?P<secret>[^\"'\n]{1,4096})(?=[\"'])"
     ),
     # key=value, key: value, -Dkey=value, ?key=value&
     "pair": re.compile(
-        r"(?P<head>(?<![\w.])(?P<key>[A-Za-z_][\w.\-]{0,200})\s{0,4}(?:=|:(?!//))\s{0,4})"
+        r"(?P<head>(?<![\w.])(?P<key>[A-Za-z_][\w.\-]{0,200}+)\s{0,4}(?:=|:(?!//))\s{0,4})"
         r"(?P<secret>[^\s,;&\"'<>(){}\[\]]{1,4096})"
     ),
     # --password hunter2
     "flag": re.compile(
-        r"(?P<head>(?<!\S)--?(?P<key>[A-Za-z][\w.\-]{0,100})\s{1,8})(?P<secret>[^\s\-]\S{0,4095})"
+        r"(?P<head>(?<!\S)--?(?P<key>[A-Za-z][\w.\-]{0,100}+)\s{1,8})(?P<secret>[^\s\-]\S{0,4095})"
     ),
     # <password>hunter2</password>
     "xml": re.compile(
@@ -112,9 +120,6 @@ _TOKEN_PREFIXES = (
     *("dapi", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "hooks.slack.com"),
     *("AIza", "_live_", "eyJ", "PRIVATE KEY"),
 )
-
-
-_PAIR_PATTERNS = ("json_pair", "repr_pair", "quoted_pair", "pair", "flag", "xml")
 
 
 @lru_cache(maxsize=64)
@@ -153,11 +158,32 @@ def _has_stem(text: str) -> bool:
     return False
 
 
+#: The prefixes by a common start, each group looked for at the start's few occurrences (one scan
+#: of the text for a group instead of one per prefix); the others one by one.
+_AWS_PREFIXES = tuple(p for p in _TOKEN_PREFIXES if p.startswith("A"))
+_GITHUB_PREFIXES = tuple(p for p in _TOKEN_PREFIXES if p.startswith("gh"))
+_OTHER_PREFIXES = tuple(p for p in _TOKEN_PREFIXES if not p.startswith(("A", "gh")))
+
+
 def _has_token_prefix(text: str) -> bool:
-    for prefix in _TOKEN_PREFIXES:
+    """Whether one of :data:`_TOKEN_PREFIXES` occurs in ``text``."""
+    for prefix in _OTHER_PREFIXES:
         if prefix in text:
             return True
-    return False
+    return _starts_at_one(text, "A", _AWS_PREFIXES) or _starts_at_one(text, "gh", _GITHUB_PREFIXES)
+
+
+def _starts_at_one(text: str, lead: str, prefixes: tuple[str, ...]) -> bool:
+    """Whether one of ``prefixes`` (each starting with ``lead``) occurs in ``text``: tried at the
+    first few occurrences of ``lead``, then (a text full of them) by a scan per prefix."""
+    at = text.find(lead)
+    for _ in range(16):
+        if at < 0:
+            return False
+        if text.startswith(prefixes, at):
+            return True
+        at = text.find(lead, at + 1)
+    return at >= 0 and any(text.find(prefix, at) >= 0 for prefix in prefixes)
 
 
 def _gates(text: str, key_pattern: re.Pattern[str] | None) -> tuple[set[str], bool]:
@@ -228,12 +254,19 @@ def _mask_pair(key_pattern: re.Pattern[str] | None) -> Callable[[re.Match[str]],
         if secret.startswith("*****"):  # masked already
             return match.group(0)
         # every word of SECRET_KEY_WORDS holds a stem: a cheap first look
-        named = (_has_stem(key) and _SECRET_KEY.search(key) is not None) or (
+        named = (_has_stem(key) and _names_secret(key)) or (
             key_pattern is not None and _matches(key_pattern, key)
         )
         return match.group("head") + REDACTED if named else match.group(0)
 
     return mask
+
+
+def _names_secret(key: str) -> bool:
+    """Whether :data:`SECRET_KEY_WORDS` matches in ``key``."""
+    if key.isascii():
+        return _SECRET_KEY_LOWER.search(key.lower()) is not None
+    return _SECRET_KEY.search(key) is not None
 
 
 def redact_text(text: str | None, key_pattern: re.Pattern[str] | str | None = None) -> str | None:
@@ -253,16 +286,61 @@ def redact_text(text: str | None, key_pattern: re.Pattern[str] | str | None = No
         if name in gates:
             out = PATTERNS[name].sub(_REPLACE[name], out)  # type: ignore[arg-type]
     if "pairs" in gates:
-        # Line by line: a pair lies on one line, and most lines of a stack trace name no secret.
-        pair = _mask_pair(pattern)
-        lines = out.split("\n")
+        out = _redact_pairs(out, pattern, configured)
+    return out
+
+
+def _redact_pairs(text: str, pattern: re.Pattern[str] | None, configured: bool) -> str:
+    """The pair patterns on each line that holds a stem (or, when ``configured``, matches the
+    configured pattern): a pair lies on one line, and most lines of a stack trace name no secret.
+    The lines with a stem are found from the stems' occurrences in the lowercased text (where
+    lowercasing keeps every position, i.e. the length), not by splitting it into lines."""
+    pair = _mask_pair(pattern)
+    low = text.lower()
+    if configured or len(low) != len(text):
+        lines = text.split("\n")
         for i, line in enumerate(lines):
             if _has_stem(line) or (configured and pattern is not None and pattern.search(line)):
-                for name in _PAIR_PATTERNS:
-                    line = PATTERNS[name].sub(pair, line)
-                lines[i] = line
-        out = "\n".join(lines)
-    return out
+                lines[i] = _pairs_in_line(line, pair)
+        return "\n".join(lines)
+    spans: set[tuple[int, int]] = set()  # (start, end) of each line holding a stem
+    for stem in _STEMS:
+        at = low.find(stem)
+        while at >= 0:
+            end = low.find("\n", at)
+            if end < 0:
+                end = len(low)
+            spans.add((low.rfind("\n", 0, at) + 1, end))
+            at = low.find(stem, end)  # the line's other occurrences add nothing
+    if not spans:
+        return text
+    pieces: list[str] = []
+    done = 0
+    for start, end in sorted(spans):
+        pieces += (text[done:start], _pairs_in_line(text[start:end], pair))
+        done = end
+    pieces.append(text[done:])
+    return "".join(pieces)
+
+
+def _pairs_in_line(line: str, pair: Callable[[re.Match[str]], str]) -> str:
+    """The pair patterns, in order, on one line; each is skipped when the line lacks a character
+    every match of it holds (a match's replacement brings none of these: REDACTED has none)."""
+    colon, double, single = ":" in line, '"' in line, "'" in line
+    if colon and double:
+        line = PATTERNS["json_pair"].sub(pair, line)
+    if colon and single:
+        line = PATTERNS["repr_pair"].sub(pair, line)
+    assign = colon or "=" in line
+    if assign and (double or single):
+        line = PATTERNS["quoted_pair"].sub(pair, line)
+    if assign:
+        line = PATTERNS["pair"].sub(pair, line)
+    if "-" in line:
+        line = PATTERNS["flag"].sub(pair, line)
+    if "</" in line:
+        line = PATTERNS["xml"].sub(pair, line)
+    return line
 
 
 #: The order the patterns run in: whole blocks and URLs first, then tokens (then pairs).
