@@ -170,7 +170,10 @@ def _has_token_prefix(text: str) -> bool:
     for prefix in _OTHER_PREFIXES:
         if prefix in text:
             return True
-    return _starts_at_one(text, "A", _AWS_PREFIXES) or _starts_at_one(text, "gh", _GITHUB_PREFIXES)
+    # ("in" first: most texts hold no "gh", many no "A", and "in" costs less than a find call)
+    return ("A" in text and _starts_at_one(text, "A", _AWS_PREFIXES)) or (
+        "gh" in text and _starts_at_one(text, "gh", _GITHUB_PREFIXES)
+    )
 
 
 def _starts_at_one(text: str, lead: str, prefixes: tuple[str, ...]) -> bool:
@@ -186,12 +189,14 @@ def _starts_at_one(text: str, lead: str, prefixes: tuple[str, ...]) -> bool:
     return at >= 0 and any(text.find(prefix, at) >= 0 for prefix in prefixes)
 
 
-def _gates(text: str, key_pattern: re.Pattern[str] | None) -> tuple[set[str], bool]:
+def _gates(text: str, key_pattern: re.Pattern[str] | None) -> tuple[set[str], bool, str, list[str]]:
     """The patterns worth running on ``text``, found by substring checks (a pattern that needs a
-    word the text lacks cannot match), and whether lines should also be tried against the
-    configured pattern (only when its matches need not hold a stem)."""
+    word the text lacks cannot match); whether lines should also be tried against the
+    configured pattern (only when its matches need not hold a stem); the lowercased text and
+    the stems in it (for the pairs: only the lines of these stems are looked at)."""
     url = "@" in text and "://" in text
-    stem = _has_stem(text)
+    low = text.lower()
+    stems = [stem for stem in _STEMS if stem in low]
     token = _has_token_prefix(text)
     configured = (
         key_pattern is not None
@@ -199,27 +204,26 @@ def _gates(text: str, key_pattern: re.Pattern[str] | None) -> tuple[set[str], bo
         and key_pattern.search(text) is not None
     )
     gates: set[str] = set()
-    if not (url or stem or token or configured):
-        return gates, False  # most texts: a name, a description, a short message
-    low = text.lower()
+    if not (url or stems or token or configured):
+        return gates, False, low, stems  # most texts: a name, a description, a short message
     if url:
         gates.add("userinfo")
     if token:
         gates.add("tokens")
-    if stem or configured:
+    if stems or configured:
         gates.add("pairs")
-        for name, word in _WORD_GATES:
-            if word in low:
+        for name, word, stem in _WORD_GATES:
+            if stem in stems and word in low:
                 gates.add(name)
-    return gates, configured
+    return gates, configured, low, stems
 
 
-#: Patterns that need one word (each word holds a stem).
+#: Patterns that need one word, and the stem the word holds (no stem, no word).
 _WORD_GATES = (
-    ("oracle", "jdbc:oracle"),
-    ("pem", "private key"),
-    ("authorization", "authorization"),
-    ("bearer", "bearer"),
+    ("oracle", "jdbc:oracle", "oracle"),
+    ("pem", "private key", "key"),
+    ("authorization", "authorization", "auth"),
+    ("bearer", "bearer", "bearer"),
 )
 
 
@@ -278,7 +282,7 @@ def redact_text(text: str | None, key_pattern: re.Pattern[str] | str | None = No
     if not text:
         return text
     pattern = re.compile(key_pattern) if isinstance(key_pattern, str) else key_pattern
-    gates, configured = _gates(text, pattern)
+    gates, configured, low, stems = _gates(text, pattern)
     if not gates:
         return text
     out = text
@@ -286,17 +290,21 @@ def redact_text(text: str | None, key_pattern: re.Pattern[str] | str | None = No
         if name in gates:
             out = PATTERNS[name].sub(_REPLACE[name], out)  # type: ignore[arg-type]
     if "pairs" in gates:
-        out = _redact_pairs(out, pattern, configured)
+        if out is not text:  # a secret masked: look again (the stems are fewer, if anything)
+            low, stems = out.lower(), list(_STEMS)
+        out = _redact_pairs(out, low, stems, pattern, configured)
     return out
 
 
-def _redact_pairs(text: str, pattern: re.Pattern[str] | None, configured: bool) -> str:
+def _redact_pairs(
+    text: str, low: str, stems: list[str], pattern: re.Pattern[str] | None, configured: bool
+) -> str:
     """The pair patterns on each line that holds a stem (or, when ``configured``, matches the
     configured pattern): a pair lies on one line, and most lines of a stack trace name no secret.
-    The lines with a stem are found from the stems' occurrences in the lowercased text (where
-    lowercasing keeps every position, i.e. the length), not by splitting it into lines."""
+    The lines with a stem are found from the occurrences of ``stems`` (those in the text) in
+    ``low``, the lowercased text (where lowercasing keeps every position, i.e. the length), not
+    by splitting it into lines."""
     pair = _mask_pair(pattern)
-    low = text.lower()
     if configured or len(low) != len(text):
         lines = text.split("\n")
         for i, line in enumerate(lines):
@@ -304,7 +312,7 @@ def _redact_pairs(text: str, pattern: re.Pattern[str] | None, configured: bool) 
                 lines[i] = _pairs_in_line(line, pair)
         return "\n".join(lines)
     spans: set[tuple[int, int]] = set()  # (start, end) of each line holding a stem
-    for stem in _STEMS:
+    for stem in stems:
         at = low.find(stem)
         while at >= 0:
             end = low.find("\n", at)

@@ -130,6 +130,7 @@ def parse_jobs(data: Any) -> list[dict[str, Any]]:
 # ---------------------------------------------------------------------------------------- bundle
 
 _UNSEEN: Any = object()  # a text AppBundle.redact has not masked yet
+_NO_RAW: dict[str, Any] = {}  # (never written: it holds no text)
 
 #: Free-text fields that may quote a secret (a JDBC URL in an error, a token in a description):
 #: per kind of row, (row field, the same text in the row's raw JSON).
@@ -186,25 +187,33 @@ class AppBundle:
     def redact(self, pattern: re.Pattern[str]) -> None:
         """Mask secrets in the free-text fields of every row and of its raw JSON, in place
         (properties are redacted as they are parsed)."""
-        masked: dict[str, str | None] = {}  # text -> masked text, in this application
+        # A row's text is also in its raw JSON, and names repeat (one per stage attempt): each
+        # text is masked once per application. The lookup is inline, not behind a function per
+        # field: most fields are empty or met before.
+        masked: dict[str, str | None] = {}
+        seen = masked.get
 
         def mask(text: Any) -> Any:
-            # a row's text is also in its raw JSON, and names repeat (one per stage attempt)
-            if type(text) is not str:
-                return redact_text(text, pattern)
-            out = masked.get(text, _UNSEEN)
-            if out is _UNSEEN:
-                out = masked[text] = redact_text(text, pattern)
+            out = redact_text(text, pattern)
+            if type(text) is str:
+                masked[text] = out
             return out
 
         for kind, fields in _TEXT_FIELDS.items():
             for row in getattr(self, kind):
                 raw = row.get("raw")
+                if not isinstance(raw, dict):
+                    raw = _NO_RAW
                 for field_name, raw_key in fields:
-                    if field_name is not None and row.get(field_name):
-                        row[field_name] = mask(row[field_name])
-                    if isinstance(raw, dict) and isinstance(raw.get(raw_key), str):
-                        raw[raw_key] = mask(raw[raw_key])
+                    if field_name is not None and (text := row.get(field_name)):
+                        out = seen(text, _UNSEEN) if type(text) is str else _UNSEEN
+                        row[field_name] = mask(text) if out is _UNSEEN else out
+                    text = raw.get(raw_key)
+                    if type(text) is str:
+                        out = seen(text, _UNSEEN)
+                        raw[raw_key] = mask(text) if out is _UNSEEN else out
+                    elif text is not None and isinstance(text, str):
+                        raw[raw_key] = mask(text)
 
     def application_row(self) -> dict[str, Any]:
         """The application row with totals summed over stages, jobs and executors."""

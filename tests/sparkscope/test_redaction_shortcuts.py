@@ -60,10 +60,12 @@ def test_secret_words_are_lowercase_for_the_ascii_shortcut() -> None:
 def test_line_shortcuts_equal_the_plain_pass(key_pattern: str | None) -> None:
     pattern = None if key_pattern is None else re.compile(key_pattern)
     for text in _texts(1500):
+        low = text.lower()
+        stems = [stem for stem in r._STEMS if stem in low]
         for configured in (False, True):
-            assert r._redact_pairs(text, pattern, configured) == _redact_pairs_plainly(
-                text, pattern, configured
-            ), text
+            plain = _redact_pairs_plainly(text, pattern, configured)
+            assert r._redact_pairs(text, low, stems, pattern, configured) == plain, text
+            assert r._redact_pairs(text, low, list(r._STEMS), pattern, configured) == plain, text
 
 
 def test_gate_and_key_shortcuts_equal_the_plain_checks() -> None:
