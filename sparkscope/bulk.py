@@ -163,6 +163,33 @@ def upsert(
         return [tuple(r) for r in cur.fetchall()]
 
 
+def insert_rows(
+    conn: Connection, model_table: Table, columns: tuple[str, ...], values: list[Any], tail: str
+) -> None:
+    """Insert rows given as one flat list of values (each row's ``columns``, one row after the
+    other), the statement ending with ``tail`` (an ``ON CONFLICT`` clause: SQL that both dialects
+    read alike), in the connection's transaction: a few statements of many rows each, as
+    :func:`write` makes on SQLite (a Core executemany costs more than the rows' own work)."""
+    width = len(columns)
+    rows, done = len(values) // width, 0
+    most = max(1, _SQLITE_MAX_PARAMETERS // width)
+    while done < rows:
+        n = 1 << ((min(rows - done, most).bit_length() - 1) & ~1)  # a power of four
+        key = ("insert-tail", conn.dialect.name, model_table.name, columns, n, tail)
+        sql = _SQL.get(key)
+        if sql is None:
+            quote = conn.dialect.identifier_preparer.quote
+            mark = "%s" if conn.dialect.name == "postgresql" else "?"
+            one = "(" + ", ".join([mark] * width) + ")"
+            sql = _SQL[key] = (
+                f"INSERT INTO {quote(model_table.name)} ({', '.join(map(quote, columns))}) "
+                f"VALUES {', '.join([one] * n)} {tail}"
+            )
+        with _driver_cursor(conn, sql) as cur:
+            cur.execute(sql, values[done * width : (done + n) * width])
+        done += n
+
+
 def query(conn: Connection, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
     """Run one statement written with ``?`` placeholders (each ``?`` one value of ``params``)
     on the driver's cursor; its rows (none for a statement that returns none)."""

@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from functools import cache
 from operator import add, sub
 from typing import Any, Literal, cast
 
 from sqlalchemy import Connection, Table, delete, select, text, tuple_
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+from sparkscope import bulk
 from sparkscope.models.analysis import AnalysisResult
 from sparkscope.models.application import Application
 from sparkscope.models.summary import DaySummary
@@ -176,14 +175,12 @@ def apply(
         _add(delta, key, vector, -1)
     # Sorted: one order for every writer, so that two of them cannot deadlock on the rows.
     changed = sorted((k, _typed(v)) for k, v in delta.items() if _changes(v))
-    rows = [
-        {"dimension": k[0], "day": k[1], "key": k[2], **dict(zip(FIELDS, v, strict=True))}
-        for k, v in changed
-    ]
-    if not rows:
+    if not changed:
         return
-    conn = session.connection()  # a Core upsert: none of the ORM's execution is needed
-    conn.execute(_upsert(conn.dialect.name), rows)
+    values: list[Any] = []
+    for row_key, vector in changed:
+        values += (*row_key, *vector)
+    bulk.insert_rows(session.connection(), _TABLE, _COLUMNS, values, _ADD)
     # A row nothing counts any more goes (its float sum may keep a rounding residue).
     emptied = [k for k, v in changed if v[0] < 0]
     if emptied:
@@ -195,15 +192,12 @@ def apply(
         )
 
 
-@cache
-def _upsert(dialect: str) -> Any:
-    """The upsert that adds a difference to a summary row (built once per dialect)."""
-    table = cast(Table, DaySummary.__table__)
-    upsert = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)
-    return upsert.on_conflict_do_update(
-        index_elements=["dimension", "day", "key"],
-        set_={f: table.c[f] + upsert.excluded[f] for f in FIELDS},
-    )
+_TABLE = cast(Table, DaySummary.__table__)
+_COLUMNS = ("dimension", "day", "key", *FIELDS)
+#: The upsert adds a difference to a summary row.
+_ADD = 'ON CONFLICT (dimension, day, "key") DO UPDATE SET ' + ", ".join(
+    f"{f} = day_summary.{f} + excluded.{f}" for f in FIELDS
+)
 
 
 def _changes(vector: Sequence[float]) -> bool:

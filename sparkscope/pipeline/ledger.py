@@ -16,13 +16,12 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
 from typing import Any, cast
 
-from sqlalchemy import Table, case, delete, select, tuple_, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import Table, delete, select, tuple_, update
 from sqlalchemy.orm import Session
 
+from sparkscope import bulk
 from sparkscope.db import now_ms
 from sparkscope.models.pipeline import PipelinePending
 
@@ -45,26 +44,21 @@ class Pending:
 def enqueue(session: Session, work: Iterable[Work]) -> None:
     """Queue work in the caller's transaction (work already queued is marked queued again)."""
     now = now_ms()
-    rows = [
-        {"step": step, "server_id": sid, "subject": subject, "queued_at_ms": now}
-        for step, sid, subject in sorted(set(work))  # one order: writers cannot deadlock
-    ]
-    if rows:
-        conn = session.connection()  # a Core upsert: none of the ORM's execution is needed
-        conn.execute(_insert(conn.dialect.name), rows)
+    values: list[Any] = []
+    for step, sid, subject in sorted(set(work)):  # one order: writers cannot deadlock
+        values += (step, sid, subject, now, 0)
+    if values:
+        bulk.insert_rows(session.connection(), _TABLE, _COLUMNS, values, _REQUEUE)
 
 
-@cache
-def _insert(dialect: str) -> Any:
-    """INSERT that marks work already queued as queued again, later than any run that read it
-    (built once per dialect)."""
-    table = cast(Table, PipelinePending.__table__)
-    stmt = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)
-    new, old = stmt.excluded.queued_at_ms, table.c.queued_at_ms
-    return stmt.on_conflict_do_update(
-        index_elements=["step", "server_id", "subject"],
-        set_={"queued_at_ms": case((new > old, new), else_=old + 1)},
-    )
+_TABLE = cast(Table, PipelinePending.__table__)
+_COLUMNS = ("step", "server_id", "subject", "queued_at_ms", "attempts")
+#: Work already queued is queued again, later than any run that read it.
+_REQUEUE = (
+    "ON CONFLICT (step, server_id, subject) DO UPDATE SET queued_at_ms = CASE"
+    " WHEN excluded.queued_at_ms > pipeline_pending.queued_at_ms THEN excluded.queued_at_ms"
+    " ELSE pipeline_pending.queued_at_ms + 1 END"
+)
 
 
 def pending(
