@@ -114,6 +114,10 @@ def write(
                 cur.execute(sql, values)
             else:
                 with cur.copy(sql) as copy:
+                    # (setting them costs as much as some dozens of values' look-ups)
+                    types = _copy_types(values, width) if len(values) >= 16 * width else None
+                    if types is not None:
+                        copy.set_types(types)
                     for at in range(0, len(values), width):
                         copy.write_row(values[at : at + width])
         return
@@ -129,6 +133,30 @@ def write(
         with _driver_cursor(conn, sql) as cur:
             cur.execute(sql, values[done * width : (done + n) * width])
         done += n
+
+
+#: The PostgreSQL type, given to a COPY, whose dumper writes a value of each of these Python
+#: types as the one psycopg finds for the value itself does (the same text; Int8Dumper writes
+#: the digits of any int, as IntDumper's numeric dumper does beyond 64 bits).
+_COPY_TYPES: dict[type, str] = {int: "int8", float: "float8", str: "text", bool: "bool"}
+
+
+def _copy_types(values: list[Any], width: int) -> list[str] | None:
+    """The types of a COPY's columns when each holds values of one Python type that
+    :data:`_COPY_TYPES` has (and None): psycopg then dumps each value with its column's dumper,
+    instead of looking one up for every value (most of its cost per value). None when a
+    column holds anything else, or several types: each value is then dumped as it comes."""
+    types = []
+    for i in range(width):
+        found = set(map(type, values[i::width]))
+        found.discard(type(None))
+        if len(found) > 1:
+            return None
+        name = _COPY_TYPES.get(found.pop()) if found else "text"
+        if name is None:
+            return None
+        types.append(name)
+    return types
 
 
 #: Parameters of one SQLite statement at most: the lowest limit SQLite has had (999 before 3.32).

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from sparkscope import bulk
 from sparkscope.db import make_engine, make_sessionmaker
+from sparkscope.models.analysis import AnalysisResult
 from sparkscope.models.application import Application, Stage, StageTaskDistribution, Task
 from sparkscope.models.fetch import HistoryServer
 
@@ -174,3 +175,52 @@ def test_many_rows_of_several_applications_are_all_stored(
         assert [(r[0], r[5]) for r in stored] == [(i, i) for i in range(70)]
         assert all(r[1:5] == (STAGE["name"], "COMPLETE", 200, STAGE["raw"]) for r in stored)
         assert [(r[0], r[4]) for r in _stages_of(s, other.id)] == [(0, None), (1, None), (2, None)]
+
+
+def test_a_batch_stores_each_value_whatever_the_types_of_its_column(
+    factory: sessionmaker[Session],
+) -> None:
+    """A batch whose columns each hold one type is copied with the columns' types set, one
+    whose column mixes types (ints among floats) value by value: both store what each value
+    is."""
+    lay = bulk.layout(cast(Table, AnalysisResult.__table__))
+
+    def rows(n: int, mixed: bool) -> list[dict[str, Any]]:
+        return [
+            {
+                "heuristic": f"h{i}",
+                "severity": i % 5,
+                "value": i if mixed and i % 2 else i / 4,
+                "title": f"t{i} é",
+                "impact_core_hours": None,
+            }
+            for i in range(n)
+        ]
+
+    with factory() as s, s.begin():
+        pk = _app(s)
+        other = Application(
+            server_id=1, app_id="app-2", attempt_id="", name="n", fetched_at_ms=0, completed=True
+        )
+        s.add(other)
+        s.flush()
+        bulk.write(s.connection(), lay, [(pk, rows(40, False))])
+        bulk.write(s.connection(), lay, [(other.id, rows(40, True))])
+    with factory() as s:
+        for app_pk, mixed in ((pk, False), (other.id, True)):
+            stored = s.execute(
+                select(
+                    AnalysisResult.heuristic,
+                    AnalysisResult.severity,
+                    AnalysisResult.value,
+                    AnalysisResult.title,
+                    AnalysisResult.impact_core_hours,
+                )
+                .where(AnalysisResult.application_id == app_pk)
+                .order_by(AnalysisResult.severity, AnalysisResult.heuristic)
+            ).all()
+            expected = sorted(
+                (r["heuristic"], r["severity"], float(r["value"]), r["title"], None)
+                for r in rows(40, mixed)
+            )
+            assert sorted(tuple(r) for r in stored) == expected
