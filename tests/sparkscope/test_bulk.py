@@ -38,11 +38,13 @@ def factory(fresh_db_url: str) -> Iterator[sessionmaker[Session]]:
     engine.dispose()
 
 
-def _app(session: Any) -> int:
-    session.add(HistoryServer(name="s", url="http://s", created_at_ms=0))
-    session.flush()
+def _app(session: Any, app_id: str = "app-1") -> int:
+    """A stored application's key (its server stored first when there is none)."""
+    if session.get(HistoryServer, 1) is None:
+        session.add(HistoryServer(name="s", url="http://s", created_at_ms=0))
+        session.flush()
     app = Application(
-        server_id=1, app_id="app-1", attempt_id="", name="n", fetched_at_ms=0, completed=True
+        server_id=1, app_id=app_id, attempt_id="", name="n", fetched_at_ms=0, completed=True
     )
     session.add(app)
     session.flush()
@@ -129,17 +131,13 @@ def test_one_row_alone_is_stored_as_in_a_batch(factory: sessionmaker[Session]) -
     lay = bulk.layout(cast(Table, Stage.__table__))
     with factory() as s, s.begin():
         pk = _app(s)
-        other = Application(
-            server_id=1, app_id="app-2", attempt_id="", name="n", fetched_at_ms=0, completed=True
-        )
-        s.add(other)
-        s.flush()
+        other = _app(s, "app-2")
         conn = s.connection()
         bulk.write(conn, lay, [(pk, [STAGE, second])])  # a batch
-        bulk.write(conn, lay, [(other.id, [STAGE])])  # one row at a time
-        bulk.write(conn, lay, [(other.id, [second])])
+        bulk.write(conn, lay, [(other, [STAGE])])  # one row at a time
+        bulk.write(conn, lay, [(other, [second])])
     with factory() as s:
-        batch, alone = _stages_of(s, pk), _stages_of(s, other.id)
+        batch, alone = _stages_of(s, pk), _stages_of(s, other)
         assert batch == alone
         assert alone[0][4] == STAGE["raw"] and alone[1][4] is None and alone[1][5] == 12
 
@@ -162,19 +160,15 @@ def test_many_rows_of_several_applications_are_all_stored(
     lay = bulk.layout(cast(Table, Stage.__table__))
     with factory() as s, s.begin():
         pk = _app(s)
-        other = Application(
-            server_id=1, app_id="app-2", attempt_id="", name="n", fetched_at_ms=0, completed=True
-        )
-        s.add(other)
-        s.flush()
+        other = _app(s, "app-2")
         first = [{**STAGE, "stage_id": i, "executor_run_time_ms": i} for i in range(70)]
         second = [{**STAGE, "stage_id": i, "raw": None} for i in range(3)]
-        bulk.write(s.connection(), lay, [(pk, first), (other.id, second)])
+        bulk.write(s.connection(), lay, [(pk, first), (other, second)])
     with factory() as s:
         stored = _stages_of(s, pk)
         assert [(r[0], r[5]) for r in stored] == [(i, i) for i in range(70)]
         assert all(r[1:5] == (STAGE["name"], "COMPLETE", 200, STAGE["raw"]) for r in stored)
-        assert [(r[0], r[4]) for r in _stages_of(s, other.id)] == [(0, None), (1, None), (2, None)]
+        assert [(r[0], r[4]) for r in _stages_of(s, other)] == [(0, None), (1, None), (2, None)]
 
 
 def test_a_batch_stores_each_value_whatever_the_types_of_its_column(
@@ -199,15 +193,11 @@ def test_a_batch_stores_each_value_whatever_the_types_of_its_column(
 
     with factory() as s, s.begin():
         pk = _app(s)
-        other = Application(
-            server_id=1, app_id="app-2", attempt_id="", name="n", fetched_at_ms=0, completed=True
-        )
-        s.add(other)
-        s.flush()
+        other = _app(s, "app-2")
         bulk.write(s.connection(), lay, [(pk, rows(40, False))])
-        bulk.write(s.connection(), lay, [(other.id, rows(40, True))])
+        bulk.write(s.connection(), lay, [(other, rows(40, True))])
     with factory() as s:
-        for app_pk, mixed in ((pk, False), (other.id, True)):
+        for app_pk, mixed in ((pk, False), (other, True)):
             stored = s.execute(
                 select(
                     AnalysisResult.heuristic,
