@@ -18,14 +18,20 @@ import hashlib
 import importlib
 import json
 import pkgutil
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from types import ModuleType
 from typing import Any
 
 from heuristics.appdata import AppData
-from heuristics.contract import ContractError, Heuristic, as_heuristic, from_module
+from heuristics.contract import (
+    ContractError,
+    Heuristic,
+    ModuleHeuristic,
+    as_heuristic,
+    from_module,
+)
 from heuristics.costcap import (
     COST_CAP_DOCS,
     COST_CAPS_KEY,
@@ -110,6 +116,13 @@ class Entry:
         """The heuristic's human title."""
         return self.heuristic.title
 
+    @functools.cached_property
+    def evaluate(self) -> Callable[[AppData, Any], Outcome]:
+        """The heuristic's ``evaluate``: a module's own function, called without the adapter's
+        method in between (every heuristic runs on every fetched application)."""
+        h = self.heuristic
+        return h.evaluate_fn if type(h) is ModuleHeuristic else h.evaluate
+
 
 @dataclass(frozen=True)
 class Registry:
@@ -188,7 +201,9 @@ class Registry:
         built straight from the outcome: this runs for every heuristic on every fetched
         application, and the HeuristicResult in between would be thrown away."""
         try:
-            outcome = _evaluate(entry, app)
+            outcome = entry.evaluate(app, entry.params)  # (_evaluate, inline)
+            if not isinstance(outcome, Outcome):
+                raise TypeError(f"evaluate returned {type(outcome).__name__}, not Outcome")
             severity, pattern, cap, conf, stages = outcome.rate(entry.caps.allowed(outcome.impact))
         except Exception as exc:  # noqa: BLE001 - one broken heuristic must not hide the rest
             return _failed(entry, exc).to_dict(thresholds=False)
@@ -243,7 +258,7 @@ class Registry:
 
 def _evaluate(entry: Entry, app: AppData) -> Outcome:
     """The heuristic's outcome; a TypeError when it returns something else."""
-    outcome = entry.heuristic.evaluate(app, entry.params)
+    outcome = entry.evaluate(app, entry.params)
     if not isinstance(outcome, Outcome):
         raise TypeError(f"evaluate returned {type(outcome).__name__}, not Outcome")
     return outcome

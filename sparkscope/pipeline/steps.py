@@ -263,7 +263,8 @@ class Pipeline:
         its findings; its what-if input, encoded."""
         data = app_data(rows)
         scored = score_new(data, self.registry) if self.registry is not None else None
-        return Prepared(data, encode_or_none(None, data), scored, encode_input(rows))
+        inputs = encode_or_none(None, data)
+        return Prepared(data, inputs, scored, encode_input(rows, data.spark_properties))
 
     def after_load(
         self,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 
 from sqlalchemy import Table, delete, select
@@ -126,9 +126,10 @@ def _run_of(
     return wi.build(data)
 
 
-def encode_input(bundle: Any) -> bytes:
-    """The encoded what-if input of a fetched application, from its rows in memory."""
-    return wi.encode(wi.from_bundle(bundle))
+def encode_input(bundle: Any, spark_properties: Mapping[str, str] | None = None) -> bytes:
+    """The encoded what-if input of a fetched application, from its rows in memory (and its
+    ``spark`` properties by name when the caller has them, see :func:`wi.from_bundle`)."""
+    return wi.encode(wi.from_bundle(bundle, spark_properties))
 
 
 def store_inputs(session: Session, encoded: Sequence[tuple[int, bytes]]) -> None:

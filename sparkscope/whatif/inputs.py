@@ -11,6 +11,7 @@ import marshal
 import struct
 import zlib
 from array import array
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,11 +43,22 @@ class RunFacts:
     duration_ms: int
 
 
-def from_bundle(bundle: Any) -> dict[str, Any]:
+def from_bundle(bundle: Any, spark_properties: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The input of a fetched application, from its parsed rows in memory, for :func:`encode`:
     the distributions' run and duration quantiles stay the parsed lists (see :func:`_raw_dist`),
-    which ``encode`` converts as :func:`_dist` would."""
+    which ``encode`` converts as :func:`_dist` would. ``spark_properties``: the ``spark``
+    section of its environment rows by name (None, or a missing value, as ''), when the caller
+    has it (the heuristic inputs' ``spark_properties``): the same properties without reading
+    every environment row again."""
     e = bundle.entry
+    if spark_properties is None:
+        props = {
+            p["name"]: p["value"] or ""
+            for p in bundle.environment
+            if p["section"] == "spark" and p["name"].startswith(PROP_PREFIXES)
+        }
+    else:  # (the values are str: None became '' there)
+        props = {k: v for k, v in spark_properties.items() if k.startswith(PROP_PREFIXES)}
     slowest: dict[tuple[int, int], list[float]] = {}
     for t in bundle.tasks:
         if t["kept_because"] in ("slowest", "both") and t["status"] == "SUCCESS":
@@ -58,11 +70,7 @@ def from_bundle(bundle: Any) -> dict[str, Any]:
         "end": e.end_time_ms,
         "duration": int(e.duration_ms or 0),
         "input_bytes": int(sum(s["input_bytes"] for s in bundle.stages)),
-        "props": {
-            p["name"]: p["value"] or ""
-            for p in bundle.environment
-            if p["section"] == "spark" and p["name"].startswith(PROP_PREFIXES)
-        },
+        "props": props,
         "executors": [
             (bool(x["is_driver"]), int(x["total_cores"]), x["add_time_ms"], x["remove_time_ms"])
             for x in bundle.executors
