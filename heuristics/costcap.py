@@ -46,15 +46,16 @@ class CostCaps:
         """The most severe level the impact's cost allows; None when the cost is unknown."""
         if impact is None:
             return None
-        levels = [
-            thresholds.severity_of(max(0.0, float(cost)))
-            for thresholds, cost in (
-                (self.wall_seconds, impact.wall_seconds),
-                (self.core_hours, impact.core_hours),
-            )
-            if cost is not None and not math.isnan(cost)
-        ]
-        return max(levels) if levels else None
+        # (the two costs written out: this runs for every finding with an impact)
+        wall, core = impact.wall_seconds, impact.core_hours
+        if wall is not None and not math.isnan(wall):
+            by_wall = self.wall_seconds.severity_of(max(0.0, float(wall)))
+            if core is None or math.isnan(core):
+                return by_wall
+            return max(by_wall, self.core_hours.severity_of(max(0.0, float(core))))
+        if core is not None and not math.isnan(core):
+            return self.core_hours.severity_of(max(0.0, float(core)))
+        return None
 
     def to_dict(self) -> dict[str, object]:
         """JSON-able form (each dimension's thresholds with their direction)."""

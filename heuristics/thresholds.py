@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from dataclasses import dataclass
+from typing import ClassVar
 
 from heuristics.result import Severity
 
@@ -11,6 +13,8 @@ ASCENDING = "ascending"
 DESCENDING = "descending"
 #: Names of the levels a threshold sets, from the enum (the Thresholds fields carry the same names).
 LEVELS: tuple[str, ...] = tuple(s.name.lower() for s in Severity if s is not Severity.NONE)
+#: The severity of a value that reaches the first n levels, by n.
+_BY_LEVELS: tuple[Severity, ...] = tuple(Severity)
 
 
 @dataclass(frozen=True)
@@ -22,6 +26,8 @@ class Thresholds:
     severe: float
     critical: float
     direction: str = ASCENDING
+    #: (set by __post_init__; not a field)
+    _bounds: ClassVar[tuple[float, float, float, float]]
 
     def __post_init__(self) -> None:
         if self.direction not in (ASCENDING, DESCENDING):
@@ -37,6 +43,9 @@ class Thresholds:
         if bad is not None:
             word = "at least" if self.direction == ASCENDING else "at most"
             raise ValueError(f"{bad} must be {word} the previous level ({self.direction})")
+        # The levels as severity_of searches them: ascending bounds, negated when descending.
+        sign = 1.0 if self.direction == ASCENDING else -1.0
+        object.__setattr__(self, "_bounds", tuple(sign * v for v in self.values()))
 
     def values(self) -> tuple[float, float, float, float]:
         """The four boundaries from low to critical."""
@@ -54,26 +63,15 @@ class Thresholds:
     def severity_of(self, value: float | None) -> Severity:
         """Severity of a measured value; None and NaN give NONE.
 
-        The levels are ordered (checked at construction), so the first bound hit from the
-        critical end down is the highest one hit.
+        The levels are ordered (checked at construction): the number of levels the value
+        reaches (``>=`` ascending, ``<=`` descending, which is ``>=`` of the negated value and
+        levels) is the highest one hit.
         """
         if value is None or value != value:  # None or NaN
             return Severity.NONE
         if self.direction == ASCENDING:
-            if value >= self.critical:
-                return Severity.CRITICAL
-            if value >= self.severe:
-                return Severity.SEVERE
-            if value >= self.moderate:
-                return Severity.MODERATE
-            return Severity.LOW if value >= self.low else Severity.NONE
-        if value <= self.critical:
-            return Severity.CRITICAL
-        if value <= self.severe:
-            return Severity.SEVERE
-        if value <= self.moderate:
-            return Severity.MODERATE
-        return Severity.LOW if value <= self.low else Severity.NONE
+            return _BY_LEVELS[bisect_right(self._bounds, value)]
+        return _BY_LEVELS[bisect_right(self._bounds, -value)]
 
     def to_dict(self) -> dict[str, object]:
         """JSON-able form including the direction."""
