@@ -68,6 +68,43 @@ def test_descending_severity(value: float, expected: Severity) -> None:
     assert DESC.severity_of(value) == expected
 
 
+def _levels_walked(t: Thresholds, value: float | None) -> Severity:
+    """severity_of as the four comparisons from the critical end down (its definition)."""
+    if value is None or value != value:
+        return Severity.NONE
+    for severity, level in zip(
+        (Severity.CRITICAL, Severity.SEVERE, Severity.MODERATE, Severity.LOW),
+        (t.critical, t.severe, t.moderate, t.low),
+        strict=True,
+    ):
+        if (value >= level) if t.direction == "ascending" else (value <= level):
+            return severity
+    return Severity.NONE
+
+
+def test_severity_is_the_highest_level_reached() -> None:
+    """The bisect over the levels gives what the comparisons give: equal levels, zeros of
+    either sign, infinities, ints and bools, both directions, copies of a threshold."""
+    import copy
+    import dataclasses
+    import pickle
+    import random
+
+    rng = random.Random(7)
+    special = [0.0, -0.0, 1.0, 2.0, 5, 0, -3, math.inf, -math.inf]
+    for _ in range(20_000):
+        levels = sorted(
+            rng.choice([*special, rng.uniform(-10, 10), rng.randint(-5, 5)]) for _ in range(4)
+        )
+        direction = rng.choice(["ascending", DESCENDING])
+        if direction == DESCENDING:
+            levels.reverse()
+        t = Thresholds(*levels, direction)
+        t = rng.choice([t, pickle.loads(pickle.dumps(t)), dataclasses.replace(t), copy.copy(t)])
+        for value in (*levels, *special, None, math.nan, True, rng.uniform(-11, 11)):
+            assert t.severity_of(value) is _levels_walked(t, value), (t, value)
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
