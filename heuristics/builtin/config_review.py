@@ -61,6 +61,10 @@ from heuristics.stats import fmt_count
 from heuristics.thresholds import DESCENDING, Thresholds
 from heuristics.tuning import fmt_memory_setting, is_pyspark, round_up_512_mib, uses_rdd_api
 
+#: Severity.NONE, read once: on Python 3.11 an enum member read through its class goes
+#: through the enum metaclass's attribute hook (about ten times a plain attribute's cost).
+NONE = Severity.NONE
+
 NAME = "config"
 TITLE = "Configuration smells"
 #: Bump when what this heuristic computes changes: only its stored results are redone.
@@ -138,7 +142,7 @@ def evaluate(app: AppData, params: Params) -> Outcome:
         applies: bool = True,
         conf: tuple[Setting, ...] = (),
     ) -> None:
-        if severity > Severity.NONE:
+        if severity > NONE:
             smells.append((setting, value, problem, severity, advice, conf, applies))
 
     def scope(key: str, takes_effect: bool) -> bool | None:
@@ -331,7 +335,7 @@ def _outcome(
     """The finding: smells that apply keep their severity (no cost to cap it by); settings
     without effect here cost nothing in this run, so alone they are capped to LOW."""
     if not smells:
-        return make_result(severity=Severity.NONE, value=0.0, title="No configuration smells")
+        return make_result(severity=NONE, value=0.0, title="No configuration smells")
     applying = [s for s in smells if s[6]]
     where = "in local mode" if local else "where this application ran"
     title = f"{fmt_count(len(smells), 'configuration smell')}: " + "; ".join(

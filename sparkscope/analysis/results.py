@@ -20,6 +20,10 @@ from sparkscope.db import dialect_insert, is_postgres, now_ms
 from sparkscope.models.analysis import Analysis, AnalysisResult, HeuristicsConfig
 from sparkscope.models.application import Application
 
+#: Severity.NONE, read once: on Python 3.11 an enum member read through its class goes
+#: through the enum metaclass's attribute hook (about ten times a plain attribute's cost).
+NONE = Severity.NONE
+
 
 def stored_documents(session: Session, application_ids: Sequence[int]) -> dict[int, str]:
     return {
@@ -79,13 +83,13 @@ def _finding_rows(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "impact_wall_seconds": (r["impact"] or {}).get("wall_seconds"),
         }
         for r in results
-        if r["severity"] > Severity.NONE
+        if r["severity"] > NONE
     ]
 
 
 def flagged(results: list[dict[str, Any]]) -> list[str]:
     """The heuristics whose result is above NONE (each one an ``analysis_result`` row)."""
-    return [r["name"] for r in results if r["severity"] > Severity.NONE]
+    return [r["name"] for r in results if r["severity"] > NONE]
 
 
 def insert_loaded(
@@ -142,9 +146,7 @@ def _write_documents(session: Session, documents: dict[int, str], at: int) -> No
 def impact_of(results: Sequence[dict[str, Any]]) -> float:
     """An application's impact: the core-hours of its costliest finding above NONE (0 when none
     has a cost). The largest, not the sum: two findings often count the same lost time."""
-    costs = (
-        (r.get("impact") or {}).get("core_hours") for r in results if r["severity"] > Severity.NONE
-    )
+    costs = ((r.get("impact") or {}).get("core_hours") for r in results if r["severity"] > NONE)
     return max((float(c) for c in costs if c is not None), default=0.0)
 
 

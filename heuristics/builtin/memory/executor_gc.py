@@ -33,6 +33,10 @@ from heuristics.stats import fmt_ms, round2, safe_ratio, task_executors, total_t
 from heuristics.thresholds import Thresholds
 from heuristics.tuning import fmt_memory_setting, ordered_refs, round_up_512_mib
 
+#: Severity.NONE, read once: on Python 3.11 an enum member read through its class goes
+#: through the enum metaclass's attribute hook (about ten times a plain attribute's cost).
+NONE = Severity.NONE
+
 NAME = "executor_gc"
 TITLE = "Executor GC"
 #: Bump when what this heuristic computes changes: only its stored results are redone.
@@ -102,7 +106,7 @@ def evaluate(app: AppData, params: Params) -> Outcome:
         core_hours=gc_ms / 3_600_000,
         formula="core-hours = Σ executor GC time; wall = that ÷ task slots (GC spread evenly)",
     )
-    if severity == Severity.NONE:
+    if severity == NONE:
         return make_result(severity=severity, value=ratio, title=title, details=details)
     props = app.spark_properties
     local = is_local_mode(props) or all(e.is_driver for e in execs)

@@ -61,6 +61,10 @@ ADVICE_TIME = (
     "specific keys or slow hosts."
 )
 
+#: Severity.NONE, read once: on Python 3.11 an enum member read through its class goes
+#: through the enum metaclass's attribute hook (about ten times a plain attribute's cost).
+NONE = Severity.NONE
+
 METRICS = ("input_bytes", "shuffle_read_bytes", "executor_run_time_ms")
 #: How a title names each metric (the details table keeps the keys, labelled by the web layer).
 METRIC_WORDS = {
@@ -172,7 +176,7 @@ def evaluate(app: AppData, params: Params) -> Outcome:
     if not stages:
         return no_data("No task distributions available")
     worst: tuple[tuple[int, float], tuple[float, float, int, int], StageSummary, str] | None = None
-    severity_all = Severity.NONE
+    severity_all = NONE
     rows: list[tuple[object, ...]] = []
     flagged: dict[tuple[int, int], tuple[tuple[int, float], StageSummary]] = {}
     wall_ms = 0.0
@@ -181,7 +185,7 @@ def evaluate(app: AppData, params: Params) -> Outcome:
         if stage.num_tasks < 2:
             continue  # one task forms no groups (_groups gives None for every metric)
         count_cap = params.num_tasks.severity_of(stage.num_tasks)
-        stage_severity = Severity.NONE
+        stage_severity = NONE
         time_groups = None
         for metric in METRICS:
             groups = _groups(stage, metric, params)
@@ -196,7 +200,7 @@ def evaluate(app: AppData, params: Params) -> Outcome:
             if worst is None or key > worst[0]:
                 worst = (key, groups, stage, metric)
             severity_all = max(severity_all, severity)
-            if severity == Severity.NONE:
+            if severity == NONE:
                 continue
             stage_severity = max(stage_severity, severity)
             rows.append(
@@ -212,7 +216,7 @@ def evaluate(app: AppData, params: Params) -> Outcome:
                     int(severity),
                 )
             )
-        if stage_severity > Severity.NONE:
+        if stage_severity > NONE:
             stage_wall, stage_core = _extra_time_ms(time_groups)
             wall_ms += stage_wall
             core_ms += stage_core
@@ -220,10 +224,10 @@ def evaluate(app: AppData, params: Params) -> Outcome:
     if worst is None:
         return no_data("No stage whose tasks differ enough to form two groups")
     title = _title(worst[0][1], worst[1], worst[2], worst[3])
-    if severity_all == Severity.NONE:
+    if severity_all == NONE:
         # Below every threshold (or too few tasks to matter): say so before the measurement.
         return make_result(
-            severity=Severity.NONE,
+            severity=NONE,
             value=worst[0][1],
             title=f"No group skew of concern; largest: {title[0].lower()}{title[1:]}",
         )

@@ -26,6 +26,10 @@ from heuristics.stats import fmt_bytes, fmt_ms, round2, safe_ratio, total_task_c
 from heuristics.thresholds import Thresholds
 from heuristics.tuning import ordered_refs
 
+#: Severity.NONE, read once: on Python 3.11 an enum member read through its class goes
+#: through the enum metaclass's attribute hook (about ten times a plain attribute's cost).
+NONE = Severity.NONE
+
 NAME = "shuffle_fetch_wait"
 TITLE = "Shuffle fetch wait"
 #: Bump when what this heuristic computes changes: only its stored results are redone.
@@ -55,7 +59,7 @@ def evaluate(app: AppData, params: Params) -> Outcome:
     if not readers:
         return no_data("No stage read shuffle data")
     slots = total_task_cores(app)
-    severity_all = Severity.NONE
+    severity_all = NONE
     worst: tuple[float, str] | None = None
     rows = []
     wait_ms = 0
@@ -73,7 +77,7 @@ def evaluate(app: AppData, params: Params) -> Outcome:
                 f"{fmt_bytes(stage.shuffle_read_bytes)} read)",
             )
         severity_all = max(severity_all, severity)
-        if severity == Severity.NONE:
+        if severity == NONE:
             continue
         rows.append(
             (
@@ -89,9 +93,9 @@ def evaluate(app: AppData, params: Params) -> Outcome:
         flagged.append(((int(severity), stage.shuffle_fetch_wait_ms), stage))
     if worst is None:
         return no_data("No shuffle-reading stage ran tasks")
-    if severity_all == Severity.NONE:
+    if severity_all == NONE:
         return make_result(
-            severity=Severity.NONE,
+            severity=NONE,
             value=worst[0],
             title=f"No shuffle fetch wait of concern; largest: {worst[1][0].lower()}{worst[1][1:]}",
         )

@@ -65,6 +65,10 @@ ADVICE_INPUT = (
     "input in evenly sized, splittable files."
 )
 
+#: Severity.NONE, read once: on Python 3.11 an enum member read through its class goes
+#: through the enum metaclass's attribute hook (about ten times a plain attribute's cost).
+NONE = Severity.NONE
+
 
 @dataclass(frozen=True)
 class Params:
@@ -88,7 +92,7 @@ def evaluate(app: AppData, params: Params) -> Outcome:
     slots = total_task_cores(app)
     judged = 0
     worst: tuple[Severity, float, float, tuple[float, float], StageSummary] | None = None
-    worst_severity = Severity.NONE
+    worst_severity = NONE
     rows: list[tuple[object, ...]] = []
     flagged: list[tuple[tuple[int, float], StageSummary, str, float, float]] = []
     wall_ms = 0.0
@@ -108,7 +112,7 @@ def evaluate(app: AppData, params: Params) -> Outcome:
         if worst is None or (severity, straggler_ms, ratio) > worst[:3]:
             worst = (severity, straggler_ms, ratio, (top, med), stage)  # its title written last
         worst_severity = max(worst_severity, severity)
-        if severity == Severity.NONE:
+        if severity == NONE:
             continue
         byte_ratios: list[float | None] = []
         for byte_key in ("input_bytes", "shuffle_read_bytes"):
@@ -142,9 +146,9 @@ def evaluate(app: AppData, params: Params) -> Outcome:
         f"Stage {worst[4].stage_id} max task {fmt_ratio(worst[2])} median "
         f"({fmt_ms(top)} vs {fmt_ms(med)})"
     )
-    if worst_severity == Severity.NONE:
+    if worst_severity == NONE:
         return make_result(
-            severity=Severity.NONE,
+            severity=NONE,
             value=worst[2],
             title=f"No stage skew; largest: {title[0].lower()}{title[1:]}",
         )

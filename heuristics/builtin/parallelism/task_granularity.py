@@ -67,6 +67,10 @@ INPUTS = frozenset(
     {"duration_ms", "executors", "jobs", "spark_properties", "spark_version", "stages"}
 )
 
+#: Severity.NONE, read once: on Python 3.11 an enum member read through its class goes
+#: through the enum metaclass's attribute hook (about ten times a plain attribute's cost).
+NONE = Severity.NONE
+
 TINY = "tiny tasks"
 LONG = "few long tasks"
 
@@ -166,7 +170,7 @@ def evaluate(app: AppData, params: Params) -> Outcome:
         return no_data("No task distributions available")
     slots = total_task_cores(app)
     target = advisory_size(app)
-    severity_all = Severity.NONE
+    severity_all = NONE
     # The worst stage's key and what its title says (written once, at the end).
     worst: tuple[tuple[int, float], StageSummary, float, str, int, float | None] | None = None
     rows: list[tuple[object, ...]] = []
@@ -194,7 +198,7 @@ def evaluate(app: AppData, params: Params) -> Outcome:
         if worst is None or key > worst[0]:
             worst = (key, stage, med, kind, suggested, share)
         severity_all = max(severity_all, severity)
-        if severity == Severity.NONE:
+        if severity == NONE:
             continue
         rows.append((stage.stage_id, kind, stage.num_tasks, round(med), suggested, int(severity)))
         flagged.append((key, stage, kind, suggested))
@@ -205,10 +209,10 @@ def evaluate(app: AppData, params: Params) -> Outcome:
             f"No stage with more than {params.tiny_min_tasks_per_slot:g} tasks per task slot or "
             f"at most as many tasks as {fmt_count(slots, 'task slot')}",
         )
-    if severity_all == Severity.NONE:
+    if severity_all == NONE:
         # Within every threshold: say so rather than print a suggestion that reads like a problem.
         return make_result(
-            severity=Severity.NONE,
+            severity=NONE,
             value=None,
             title=(
                 f"Task sizes within limits in the {fmt_count(judged, 'stage')} judged "
