@@ -41,6 +41,8 @@ from urllib3.exceptions import MaxRetryError, ProtocolError, ReadTimeoutError
 from urllib3.util.retry import Retry
 
 RECV = 65536
+#: the most one read of a body asks for (and so allocates), whatever its Content-Length says
+BODY_RECV = 1 << 22
 MAX_HEAD = 65536  # bytes of status line and headers; a longer head is not HTTP we expect
 PLAIN = ("", "identity")
 #: the characters a URI allows unencoded, which urllib3 sends as they are; it also leaves
@@ -270,19 +272,24 @@ def _read_answer(sock: socket.socket) -> RawAnswer:
 
 def read_exactly(sock: socket.socket, have: bytes, length: int) -> bytes:
     """A body of ``length`` bytes: ``have`` (what was read with the headers), then the rest read
-    from ``sock`` into one buffer; Malformed when the connection ends first."""
+    from ``sock``; Malformed when the connection ends first.
+
+    Each ``recv`` asks for all that is missing (up to :data:`BODY_RECV`), so it fills a bytes
+    object of its own (allocated, not zeroed) with whatever has arrived: a body that comes in one
+    read is returned as it is, one that comes in several is copied once, when they are joined.
+    (A zeroed buffer filled with ``recv_into`` and copied out cost a clearing and a copy of the
+    whole body.)"""
     if len(have) >= length:
         return have[:length]
-    body = bytearray(length)
-    view = memoryview(body)
-    view[: len(have)] = have
+    parts = [have] if have else []
     got = len(have)
     while got < length:
-        n = sock.recv_into(view[got:])
-        if not n:
+        chunk = sock.recv(min(length - got, BODY_RECV))
+        if not chunk:
             raise Malformed(f"IncompleteRead({got} bytes read, {length - got} more expected)")
-        got += n
-    return bytes(body)
+        parts.append(chunk)
+        got += len(chunk)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def _until_closed(sock: socket.socket, have: bytes) -> bytes:
