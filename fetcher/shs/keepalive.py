@@ -45,6 +45,11 @@ RECV = 65536
 BODY_RECV = 1 << 22
 MAX_HEAD = 65536  # bytes of status line and headers; a longer head is not HTTP we expect
 PLAIN = ("", "identity")
+#: the headers whose values an answer's reading or its handling depends on (names in lower case)
+_ACTED_ON = frozenset(
+    ("content-length", "transfer-encoding", "connection", "retry-after", "content-encoding",
+     "location", "set-cookie", "set-cookie2")
+)  # fmt: skip
 #: the characters a URI allows unencoded, which urllib3 sends as they are; it also leaves
 #: upper-case percent escapes alone (it encodes any other character, upper-cases escapes and
 #: resolves dot segments, so such targets are left to it)
@@ -82,33 +87,27 @@ class BodyError(Exception):
 
 
 class RawAnswer:
-    """A status, the headers as received and the raw (still encoded) body."""
+    """A status, the headers as received and the raw (still encoded) body; ``plain`` when the
+    session needs nothing from the headers (not a redirect, no cookie, an uncompressed body),
+    ``retry_after`` when the last ``Retry-After`` header has a value."""
 
-    __slots__ = ("status", "headers", "body", "keep_alive")
+    __slots__ = ("status", "headers", "body", "keep_alive", "plain", "retry_after")
 
-    def __init__(self, status: int, headers: list[tuple[str, str]], body: bytes, keep: bool):
+    def __init__(
+        self,
+        status: int,
+        headers: list[tuple[str, str]],
+        body: bytes,
+        keep: bool,
+        plain: bool = True,
+        retry_after: bool = False,
+    ) -> None:
         self.status = status
         self.headers = headers
         self.body = body
         self.keep_alive = keep
-
-    def header(self, name: str) -> str | None:
-        """The last value of a header (names compared without case)."""
-        for key, value in reversed(self.headers):
-            if key.lower() == name:
-                return value
-        return None
-
-    def plain(self) -> bool:
-        """True when the session needs nothing from the headers: not a redirect, no cookie,
-        an uncompressed body."""
-        for key, value in self.headers:
-            low = key.lower()
-            if low in ("location", "set-cookie", "set-cookie2"):
-                return False
-            if low == "content-encoding" and value.strip().lower() not in PLAIN:
-                return False
-        return True
+        self.plain = plain
+        self.retry_after = retry_after
 
     def as_response(self, url: str, retries: Retry) -> HTTPResponse:
         """The answer as urllib3 would have returned it (its body read from memory)."""
@@ -160,7 +159,8 @@ class KeptAlive:
             return None
         retry = self.retry
         try:
-            sock.settimeout(self.read_timeout)
+            if sock.gettimeout() != self.read_timeout:  # as this session left it, mostly
+                sock.settimeout(self.read_timeout)
             sock.sendall(b"GET " + path.encode("ascii") + b" HTTP/1.1\r\n" + self._head_tail)
             answer = _read_answer(sock)
         except BaseException as exc:
@@ -185,7 +185,7 @@ class KeptAlive:
             self.pool._put_conn(conn)
         else:
             self._discard(conn)
-        if retry.is_retry("GET", answer.status, bool(answer.header("retry-after"))):
+        if retry.is_retry("GET", answer.status, answer.retry_after):
             response = answer.as_response(path, retry)
             try:
                 retry = retry.increment("GET", path, response=response, _pool=self.pool)
@@ -195,7 +195,7 @@ class KeptAlive:
                 return response
             retry.sleep(response)
             return self.urlopen(path, retry)
-        return answer if answer.plain() else answer.as_response(path, retry)
+        return answer if answer.plain else answer.as_response(path, retry)
 
     def _discard(self, conn: Any) -> None:
         """Close a connection and free its place in the pool (the next request opens another)."""
@@ -231,13 +231,18 @@ def _read_answer(sock: socket.socket) -> RawAnswer:
     length: int | None = None
     chunked = False
     keep = status_line[0] != "HTTP/1.0"
+    plain = True
+    retry_after = False
     for line in lines[1:]:
         name, sep, value = line.partition(":")
         if not sep:
             raise Malformed(f"not a header line: {line[:40]!r}")
+        name = name.strip()
         value = value.strip()
-        headers.append((name.strip(), value))
-        low = name.strip().lower()
+        headers.append((name, value))
+        low = name.lower()
+        if low not in _ACTED_ON:
+            continue
         if low == "content-length":
             try:
                 length = int(value)
@@ -249,6 +254,10 @@ def _read_answer(sock: socket.socket) -> RawAnswer:
                 raise Malformed(f"transfer encoding {value[:20]!r}")
         elif low == "connection":
             keep = "close" not in value.lower() and (keep or "keep-alive" in value.lower())
+        elif low == "retry-after":
+            retry_after = bool(value)  # the last one counts, as urllib3 reads it
+        elif low != "content-encoding" or value.lower() not in PLAIN:
+            plain = False  # a redirect, a cookie or a compressed body: urllib3's to handle
     rest = buf[end + 4 :]
     try:
         if status in (204, 304):
@@ -267,7 +276,7 @@ def _read_answer(sock: socket.socket) -> RawAnswer:
         else:
             cause = ProtocolError(f"Connection broken: {exc!r}", exc)
         raise BodyError.cut_short(cause) from cause
-    return RawAnswer(status, headers, body, keep)
+    return RawAnswer(status, headers, body, keep, plain, retry_after)
 
 
 def read_exactly(sock: socket.socket, have: bytes, length: int) -> bytes:
