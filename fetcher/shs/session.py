@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import http.cookiejar
 import os
+import re
 import urllib.request
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +38,13 @@ from fetcher.shs.transport import DeadlineHTTPPool, DeadlineHTTPSPool
 
 MAX_REDIRECTS = 30
 REDIRECTS = (301, 302, 303, 307, 308)
+#: what requests asks for (its ``DEFAULT_ACCEPT_ENCODING``, made the same way): the codings
+#: urllib3 decodes here
+ACCEPT_ENCODING = ", ".join(
+    re.split(r",\s*", make_headers(accept_encoding=True)["accept-encoding"])
+)
+#: where requests looks for a login when ``NETRC`` names no file
+NETRC_FILES = ("~/.netrc", "~/_netrc")
 
 
 @dataclass
@@ -75,11 +83,9 @@ class ServerSession:
         env = _environment(self.root)
         if auth is None:
             auth = env.netrc
-        from requests.utils import DEFAULT_ACCEPT_ENCODING  # what requests asks for
-
         self.headers = {
             "User-Agent": user_agent,
-            "Accept-Encoding": DEFAULT_ACCEPT_ENCODING,
+            "Accept-Encoding": ACCEPT_ENCODING,
             "Accept": "application/json",
             "Connection": "keep-alive",
         }
@@ -232,6 +238,8 @@ class _Environment:
 
     def proxy_for(self, url: str) -> str | None:
         """The proxy the environment names for ``url``, unless ``NO_PROXY`` names its host."""
+        if not self.proxies:
+            return None  # what select_proxy finds in no proxies
         from requests.utils import prepend_scheme_if_needed, select_proxy
 
         proxy = select_proxy(url, self.proxies)
@@ -239,17 +247,38 @@ class _Environment:
 
 
 def _environment(root: str) -> _Environment:
-    """What the environment says about requests to ``root``, read as requests reads it."""
-    from requests.utils import DEFAULT_CA_BUNDLE_PATH, get_environ_proxies, get_netrc_auth
+    """What the environment says about requests to ``root``, read as requests reads it.
+
+    requests itself (some 20 ms of imports) is imported only when the environment names a
+    proxy or a netrc file exists, the cases where its answer is more than "none"."""
+    import certifi  # requests' CA bundle (``requests.utils.DEFAULT_CA_BUNDLE_PATH``)
 
     bundle = (
-        os.environ.get("REQUESTS_CA_BUNDLE")
-        or os.environ.get("CURL_CA_BUNDLE")
-        or DEFAULT_CA_BUNDLE_PATH
+        os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or certifi.where()
     )
-    netrc = get_netrc_auth(root)
+    proxies: dict[str, str] = {}
+    if urllib.request.getproxies():  # else requests' get_environ_proxies is {} too
+        from requests.utils import get_environ_proxies
+
+        proxies = dict(get_environ_proxies(root))
+    netrc = None
+    if _netrc_file() is not None:  # else requests' get_netrc_auth is None too
+        from requests.utils import get_netrc_auth
+
+        netrc = get_netrc_auth(root)
     return _Environment(
-        proxies=dict(get_environ_proxies(root)),
+        proxies=proxies,
         netrc=(netrc[0], netrc[1]) if netrc else None,
         ca_bundle=bundle,
     )
+
+
+def _netrc_file() -> str | None:
+    """The netrc file requests would read (the one ``NETRC`` names, else the first of
+    :data:`NETRC_FILES` there is), or None."""
+    netrc_file = os.environ.get("NETRC")
+    for name in (netrc_file,) if netrc_file is not None else NETRC_FILES:
+        path = os.path.expanduser(name)
+        if os.path.exists(path):
+            return path
+    return None
