@@ -18,7 +18,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
-from operator import itemgetter
+from itertools import chain, repeat
+from operator import add, itemgetter
 from typing import Any
 
 import orjson
@@ -47,27 +48,35 @@ class Layout:
     defaults: tuple[Any, ...]
     json: tuple[int, ...]  # indexes (in ``names``) of the JSON columns
 
-    def values(self, groups: Iterable[tuple[Any, Iterable[Mapping[str, Any]]]]) -> list[Any]:
+    def values(self, groups: Iterable[tuple[Any, Sequence[Mapping[str, Any]]]]) -> list[Any]:
         """The values of every row of each group, one row after the other (a flat list: the
         statements take them so): the group's leading value (its application's id), then the
         row's columns."""
-        get = itemgetter(*self.names) if len(self.names) > 1 else lambda r: (r[self.names[0]],)
+        names, json, width = self.names, self.json, self.width
+        get = itemgetter(*names) if len(names) > 1 else lambda r: (r[names[0]],)
         out: list[Any] = []
-        append, extend = out.append, out.extend
-        dumps = orjson.dumps
-        json = self.json
+        extend = out.extend
+        missing = False  # a row lacked a column: its JSON columns may hold _MISSING
         for first, rows in groups:
-            for row in rows:
-                try:
-                    values = get(row)
-                except KeyError:
-                    values = [row.get(n, d) for n, d in zip(self.names, self.defaults, strict=True)]
-                start = len(out) + 1
-                append(first)
-                extend(values)
-                for i in json:
-                    value = out[start + i]
-                    out[start + i] = None if value is _MISSING else dumps(value).decode()
+            # Each row's values joined to the leading one and flattened, in C: no bytecode runs
+            # per row (a row lacking a column is taken again below, with the columns' defaults).
+            start = len(out)
+            try:
+                extend(chain.from_iterable(map(add, repeat((first,)), map(get, rows))))
+            except KeyError:
+                del out[start:]
+                missing = True
+                for row in rows:
+                    out.append(first)
+                    extend([row.get(n, d) for n, d in zip(names, self.defaults, strict=True)])
+        # the JSON columns serialised a column at a time, over all the rows
+        dumps, decode = orjson.dumps, bytes.decode
+        for i in json:
+            column = out[1 + i :: width]
+            if missing:
+                out[1 + i :: width] = [None if v is _MISSING else dumps(v).decode() for v in column]
+            else:
+                out[1 + i :: width] = list(map(decode, map(dumps, column)))
         return out
 
     @property

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, cast
 
+import orjson
 import pytest
 from sqlalchemy import Table, func, select, text
 from sqlalchemy.exc import IntegrityError
@@ -214,3 +215,25 @@ def test_a_batch_stores_each_value_whatever_the_types_of_its_column(
                 for r in rows(40, mixed)
             )
             assert sorted(tuple(r) for r in stored) == expected
+
+
+def test_values_of_whole_rows_and_of_rows_lacking_columns_are_the_plain_ones() -> None:
+    """Layout.values flattens whole rows in C and takes a group holding a row that lacks a
+    column row by row: either way each value is the row's (or the column's default), each JSON
+    value its orjson text (a missing one SQL NULL), in the order of the groups and rows."""
+    lay = bulk.layout(cast(Table, StageTaskDistribution.__table__))
+    whole = {"stage_id": 1, "attempt_id": 0, "quantiles": [0.5], "metrics": {"d": [1.0]}}
+    whole["executor_metrics"] = None
+    lacking = {"stage_id": 2, "attempt_id": 0, "quantiles": [], "metrics": {}}
+    groups = [(10, [whole, whole]), (11, [whole, lacking]), (12, []), (13, [whole])]
+    expected: list[Any] = []
+    for first, rows in groups:
+        for row in rows:
+            expected.append(first)
+            for i, (name, default) in enumerate(zip(lay.names, lay.defaults, strict=True)):
+                value = row.get(name, default)
+                if i in lay.json:
+                    value = None if name not in row else orjson.dumps(value).decode()
+                expected.append(value)
+    assert lay.values(groups) == expected
+    assert lay.values(groups[:1] + groups[2:]) == expected[:12] + expected[24:]
