@@ -62,3 +62,18 @@ def test_any_date_and_time_in_the_shs_form_gives_what_strptime_gives() -> None:
 )
 def test_other_texts_parse_as_strptime_parses_them(text: str) -> None:
     assert parse_time_ms(text) == _strptime_ms(text)
+
+
+def test_texts_one_character_off_the_shs_form_parse_as_strptime_parses_them() -> None:
+    # The form is recognised by its bytes with every digit made a 0: a separator, digit or
+    # suffix replaced by anything else (a letter, a week date's W, a comma, a space, a digit
+    # that is not ASCII) leaves the fast path, as the regular expression it replaces did.
+    rng = random.Random(13)
+    base = "2026-11-29T17:07:08.478GMT"
+    others = "0123456789-T:.GMZW, +/\u0661\u00e9x"
+    for _ in range(5000):
+        chars = list(base)
+        for _ in range(rng.randint(1, 2)):
+            chars[rng.randrange(len(chars))] = rng.choice(others)
+        text = "".join(chars)
+        assert parse_time_ms(text) == _strptime_ms(text), text
