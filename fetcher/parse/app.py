@@ -22,6 +22,10 @@ _ENV_SECTIONS = {
 
 # ---------------------------------------------------------------------------------- environment
 
+#: What a property pair may be, made once: ``list | tuple`` written in the loop makes a new union
+#: type at every pair.
+_PAIR = list | tuple
+
 
 def redact_properties(rows: list[dict[str, Any]], pattern: re.Pattern[str]) -> list[dict[str, Any]]:
     """Replace, in place, the values whose key or value matches the redaction pattern; the rows."""
@@ -45,25 +49,32 @@ def parse_environment(
 ) -> list[dict[str, Any]]:
     """``/environment`` -> property rows (section, name, value), secrets redacted."""
     data = _need_dict(data, "environment")
+    # each value redacted as its row is made (a property listed twice is redacted twice, its
+    # last row kept): no second pass over the rows
+    redacted = _redactor(redaction)
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     for key, section in _ENV_SECTIONS.items():
         if section == "hadoop" and not hadoop:
             continue
         for pair in data.get(key) or []:
-            if not isinstance(pair, list | tuple) or len(pair) < 2 or not isinstance(pair[0], str):
+            if not isinstance(pair, _PAIR) or len(pair) < 2 or not isinstance(pair[0], str):
                 continue
             name = pair[0][:500]
             value = None if pair[1] is None else str(pair[1])
-            rows[(section, name)] = {"section": section, "name": name, "value": value}
+            rows[(section, name)] = {
+                "section": section,
+                "name": name,
+                "value": redacted(name, value),
+            }
     runtime = data.get("runtime")
     if isinstance(runtime, dict):
         for name, value in runtime.items():
             rows[("runtime", name[:500])] = {
                 "section": "runtime",
                 "name": name[:500],
-                "value": None if value is None else str(value),
+                "value": redacted(name[:500], None if value is None else str(value)),
             }
-    return redact_properties(list(rows.values()), redaction)
+    return list(rows.values())
 
 
 # ------------------------------------------------------------------------------------ executors
