@@ -82,6 +82,8 @@ def _int(value: Any) -> int:
 
 
 def _opt_int(value: Any) -> int | None:
+    if type(value) is int and _INT64_MIN <= value <= _INT64_MAX:  # nearly every value: one call
+        return value
     return None if value is None else _int(value)
 
 
@@ -107,12 +109,3 @@ def _need_dict(data: Any, what: str) -> dict[str, Any]:
 def _sub(data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     value = data.get(key)
     return value if isinstance(value, dict) else {}
-
-
-def _dig_path(data: Mapping[str, Any], path: tuple[str, ...]) -> Any:
-    cur: Any = data
-    for part in path:
-        if not isinstance(cur, dict):  # decoded JSON: objects are dicts
-            return None
-        cur = cur.get(part)
-    return cur

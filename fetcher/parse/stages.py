@@ -6,7 +6,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from fetcher.parse.fields import (
-    _dig_path,
     _int,
     _need_dict,
     _need_list,
@@ -100,7 +99,7 @@ def parse_task_summary(data: Any) -> dict[str, Any] | None:
     if not isinstance(quantiles, list) or not quantiles:
         return None
     return {
-        "quantiles": [float(q) for q in quantiles],
+        "quantiles": list(map(float, quantiles)),
         "metrics": flatten_distribution(data, _TASK_PATHS),
     }
 
@@ -216,7 +215,7 @@ def parse_task(
         "executor_run_time_ms": _opt_int(m.get("executorRunTime")),
         "executor_cpu_time_ns": _opt_int(m.get("executorCpuTime")),
         "jvm_gc_time_ms": _opt_int(m.get("jvmGcTime")),
-        "input_bytes": _int(_dig_path(m, ("inputMetrics", "bytesRead"))),
+        "input_bytes": _int(_sub(m, "inputMetrics").get("bytesRead")),
         "shuffle_read_bytes": _int(shuffle_read.get("remoteBytesRead"))
         + _int(shuffle_read.get("localBytesRead")),
         "shuffle_write_bytes": _int(shuffle_write.get("bytesWritten")),
