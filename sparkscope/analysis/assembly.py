@@ -155,9 +155,13 @@ def is_input_task(row: Row) -> bool:
 
 def _metric(values: Sequence[Any]) -> appdata.SqlMetric:
     """A plan node's metric values (unit, total, ...), padded with None or cut to its fields."""
-    if type(values) is list and len(values) == _METRIC_WIDTH:  # as parsed or stored
+    if type(values) is list and len(values) == _METRIC_WIDTH:  # as stored
         return _new(appdata.SqlMetric, values)
     return appdata.SqlMetric._make((list(values) + [None] * _METRIC_WIDTH)[:_METRIC_WIDTH])
+
+
+#: The containers of a metric's values: a tuple as parsed (fetcher.parse.sql), a list as stored.
+_METRIC_VALUES = frozenset({tuple, list})
 
 
 def sql_input(
@@ -177,7 +181,7 @@ def sql_input(
     for n in nodes:
         by_exec[n["execution_id"]].append(n)
     by_node_id = itemgetter("node_id")
-    metric_type, width = appdata.SqlMetric, _METRIC_WIDTH
+    metric_type, width, containers = appdata.SqlMetric, _METRIC_WIDTH, _METRIC_VALUES
     out = []
     for ex in sorted(executions, key=itemgetter("execution_id")):
         eid = ex["execution_id"]
@@ -197,7 +201,9 @@ def sql_input(
                 n["codegen_id"],
                 n["op_id"],
                 {  # (_metric's common case inline: the values as parsed or stored)
-                    k: _new(metric_type, v) if type(v) is list and len(v) == width else _metric(v)
+                    k: _new(metric_type, v)
+                    if type(v) in containers and len(v) == width
+                    else _metric(v)
                     for k, v in metrics.items()
                 }
                 if metrics

@@ -252,7 +252,7 @@ def test_every_recorded_answer_is_read_whole(corpus: str) -> None:
                 if n.op_id is None and n.key not in ("Subquery", "SubqueryBroadcast")
             ]
             assert unmatched == []
-            units = {m.unit for n in ex.nodes.values() for m in n.metrics.values()}
+            units = {m[0] for n in ex.nodes.values() for m in n.metrics.values()}  # (unit, ...)
             assert "unknown" not in units and units <= {"bytes", "ms", "count", "average"}
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fetcher.parse.fields import parse_time_ms
-from fetcher.parse.sql.metrics import ParsedMetric, parse_metric
+from fetcher.parse.sql.metrics import TOTAL_AT, MetricValues, canonical_metric_name, metric_values
 from fetcher.parse.sql.plantext import OpDetail, PlanText, TreeOp, op_key, parse_plan
 
 #: Descriptions and error messages kept per execution (a description can be the whole SQL text).
@@ -37,7 +37,7 @@ class GraphNode:
     node_id: int
     name: str
     codegen_id: int | None
-    metrics: dict[str, ParsedMetric]
+    metrics: dict[str, MetricValues]  # by canonical name; the dict the node's row keeps
     op_id: int | None = None
     detail: OpDetail | None = None
     children: list[int] = field(default_factory=list)
@@ -57,7 +57,7 @@ class GraphNode:
     def total(self, metric: str) -> float | None:
         """A metric's total, None when the node has no such metric."""
         m = self.metrics.get(metric)
-        return m.total if m is not None else None
+        return m[TOTAL_AT] if m is not None else None
 
 
 @dataclass
@@ -129,16 +129,16 @@ def _parse_nodes(raw_nodes: Any, notes: list[str]) -> dict[int, GraphNode]:
         if nid is None:
             bad_nodes += 1
             continue
-        metrics: dict[str, ParsedMetric] = {}
+        metrics: dict[str, MetricValues] = {}
         raw_metrics = rn.get("metrics")
         for rm in raw_metrics if isinstance(raw_metrics, list) else ():
             metric_name = rm.get("name") if isinstance(rm, dict) else None
             if not isinstance(metric_name, str):
                 bad_metrics += 1
                 continue
-            met = parse_metric(metric_name[:200], rm.get("value"))
-            if met.name not in metrics:  # the first of a repeated name is kept
-                metrics[met.name] = met
+            name, hint = canonical_metric_name(metric_name[:200])
+            if name not in metrics:  # the first of a repeated name is kept (the others unread)
+                metrics[name] = metric_values(rm.get("value"), hint)
         name = rn.get("nodeName")
         label = (name.strip()[:500] or "?") if isinstance(name, str) else "?"
         codegen_id = rn.get("wholeStageCodegenId")  # (None for most operators)

@@ -22,6 +22,7 @@ from operator import itemgetter
 from typing import Any
 
 from fetcher.parse.sql.graph import GraphNode, ParsedExecution
+from fetcher.parse.sql.metrics import STAGE_AT
 
 _READ_SIDE = frozenset(
     {
@@ -212,11 +213,11 @@ def _link_nodes(ex: ParsedExecution, links: StageLinks) -> dict[int, int]:
         ids: set[int] = set()
         read_ids: set[int] = set()
         exchange = nid in exchanges
-        for m in node.metrics.values():
-            stage_id = m.max_stage_id
+        for metric, m in node.metrics.items():
+            stage_id = m[STAGE_AT]
             if stage_id is None:
                 continue
-            if exchange and m.name in _READ_SIDE:
+            if exchange and metric in _READ_SIDE:
                 read_ids.add(stage_id)
             else:
                 ids.add(stage_id)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 #: The raw text kept for a metric whose value could not be read.
 RAW_METRIC_KEEP_CHARS = 200
@@ -137,11 +137,18 @@ class ParsedMetric(NamedTuple):
         return list(self[1:])
 
 
-# ParsedMetric's values are made into one by tuple.__new__ (its generated __new__, which fills
-# in the defaults, is a Python call per metric); _NO_STATS are the fields after the total.
-_new = tuple.__new__
-_NO_STATS: tuple[None, ...] = (None,) * 7
+#: A metric's values as a plain tuple in :data:`STORED_FIELDS` order (a ParsedMetric without its
+#: name): what a graph node keeps and its row stores (JSON writes a tuple as a list), made once.
+MetricValues = tuple[
+    str, float | None, float | None, float | None, float | None, int | None, int | None,
+    int | None, str | None,
+]  # fmt: skip
+#: Where a value is in :data:`MetricValues`.
+TOTAL_AT: Final = 1
+STAGE_AT: Final = 5
 
+_new = tuple.__new__
+_NO_STATS: tuple[None, None, None, None, None, None, None] = (None,) * 7  # after the total
 
 #: The order of the values of a stored metric (``sql_node.metrics`` maps name -> this list).
 STORED_FIELDS = (
@@ -212,7 +219,7 @@ def _where(where: str | None) -> tuple[int | None, int | None, int | None]:
     return int(m.group(1)), int(m.group(2) or 0), int(m.group(3))
 
 
-def _spark_stats(name: str, text: str, pos: int = 0) -> ParsedMetric | None:
+def _spark_stats(text: str, pos: int = 0) -> MetricValues | None:
     """Stats in Spark's own form (:data:`_SPARK_STATS_RE`) from ``text[pos:]``, else None."""
     sm = _SPARK_STATS_RE.fullmatch(text, pos)
     if sm is None:
@@ -228,8 +235,7 @@ def _spark_stats(name: str, text: str, pos: int = 0) -> ParsedMetric | None:
         factors.get(med_unit.lower()),
         factors.get(mx_unit.lower()),
     )
-    values = (
-        name,
+    return (
         factor[1],
         float(num) * factor[0],
         float(mn) * mn_f[0] if mn_f is not None else None,
@@ -240,7 +246,6 @@ def _spark_stats(name: str, text: str, pos: int = 0) -> ParsedMetric | None:
         int(task) if stage else None,
         None,
     )
-    return _new(ParsedMetric, values)  # type: ignore[no-any-return]
 
 
 #: The first line of a size or timing metric of several tasks as Spark 3.1+ prints it.
@@ -250,17 +255,26 @@ _SPARK_HEADER = "total (min, med, max (stageId: taskId))\n"
 def parse_metric(raw_name: str, raw_value: object) -> ParsedMetric:
     """One ``{name, value}`` pair of a node; never raises."""
     name, hint = canonical_metric_name(raw_name if type(raw_name) is str else str(raw_name))
+    return _new(ParsedMetric, (name, *metric_values(raw_value, hint)))  # type: ignore[no-any-return]
+
+
+def _unknown(raw: str) -> MetricValues:
+    return (UNKNOWN, None, None, None, None, None, None, None, raw[:RAW_METRIC_KEEP_CHARS])
+
+
+def metric_values(raw_value: object, hint: str | None) -> MetricValues:
+    """The values of a metric whose name gave the unit ``hint`` (:func:`canonical_metric_name`)
+    and whose value is ``raw_value``; never raises."""
     if type(raw_value) is str:
         # The two forms nearly every value has, read without the general path's tests (which
         # give the same answer for them): a plain total, and Spark's stats after its header.
         if "(" not in raw_value:
             total, unit = parse_quantity(raw_value.strip())
             if total is None:
-                return ParsedMetric(name, UNKNOWN, None, raw=raw_value[:RAW_METRIC_KEEP_CHARS])
-            values = (name, hint if (unit == COUNT and hint) else unit, total)
-            return _new(ParsedMetric, values + _NO_STATS)  # type: ignore[no-any-return]
+                return _unknown(raw_value)
+            return (hint if (unit == COUNT and hint) else unit, total) + _NO_STATS
         if raw_value.startswith(_SPARK_HEADER):
-            spark = _spark_stats(name, raw_value, len(_SPARK_HEADER))
+            spark = _spark_stats(raw_value, len(_SPARK_HEADER))
             if spark is not None:
                 return spark
     raw = str(raw_value if raw_value is not None else "")
@@ -273,9 +287,9 @@ def parse_metric(raw_name: str, raw_value: object) -> ParsedMetric:
         m = _STATS_RE.match("x " + text if text.startswith("(") else text)
         if m:
             mn, med, mx = (_to_float(m.group(g)) for g in ("min", "med", "max"))
-            return ParsedMetric(name, AVERAGE, None, mn, med, mx, *_where(m.group("where")))
+            return (AVERAGE, None, mn, med, mx, *_where(m.group("where")), None)
     if "(" in text:  # total (min, med, max ...); without a parenthesis, a plain total
-        spark = _spark_stats(name, text)
+        spark = _spark_stats(text)
         if spark is not None:
             return spark
         m = _STATS_RE.match(text)
@@ -286,8 +300,8 @@ def parse_metric(raw_name: str, raw_value: object) -> ParsedMetric:
                 med = parse_quantity(m.group("med"))[0]
                 mx = parse_quantity(m.group("max"))[0]
                 unit = hint if (unit == COUNT and hint) else unit
-                return ParsedMetric(name, unit, total, mn, med, mx, *_where(m.group("where")))
+                return (unit, total, mn, med, mx, *_where(m.group("where")), None)
     total, unit = parse_quantity(text)
     if total is None:
-        return ParsedMetric(name, UNKNOWN, None, raw=raw[:RAW_METRIC_KEEP_CHARS])
-    return ParsedMetric(name, hint if (unit == COUNT and hint) else unit, total)
+        return _unknown(raw)
+    return (hint if (unit == COUNT and hint) else unit, total) + _NO_STATS

@@ -97,7 +97,8 @@ def _node_rows(ex: ParsedExecution) -> list[dict[str, Any]]:
             "name": n.name,
             "codegen_id": n.codegen_id,
             "op_id": n.op_id,
-            "metrics": {name: list(m[1:]) for name, m in n.metrics.items()},  # m.stored()
+            # (the node's own dict of value tuples: the execution is dropped once its rows are made)
+            "metrics": n.metrics,
             "detail": dict(n.detail.fields) if n.detail is not None and n.detail.fields else None,
             "in_cached_plan": n.in_cached_plan,
         }
