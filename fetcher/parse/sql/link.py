@@ -61,10 +61,6 @@ class StageLinks:
 _NONE: frozenset[int] = frozenset()
 
 
-def _is_exchange(node: GraphNode) -> bool:
-    return node.name.endswith("Exchange")
-
-
 _stage_key = itemgetter("stage_id", "attempt_id")
 
 
@@ -189,72 +185,84 @@ def _pair_leftovers(ex: ParsedExecution, links: StageLinks) -> None:
 
 
 def _link_nodes(ex: ParsedExecution, links: StageLinks) -> dict[int, int]:
-    """Direct and inherited node stages (module doc, step 2); returns node -> pipeline root."""
-    parent_of = {nid: nid for nid in ex.nodes}
-
-    def find(x: int) -> int:
-        while parent_of[x] != x:
-            parent_of[x] = parent_of[parent_of[x]]
-            x = parent_of[x]
-        return x
-
-    def union(a: int, b: int) -> None:
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent_of[ra] = rb
-
+    """Direct and inherited node stages (module doc, step 2); returns node -> pipeline label (the
+    same for the nodes of one pipeline; only which nodes share one matters)."""
     nodes = ex.nodes
-    exchanges = {nid for nid, node in nodes.items() if _is_exchange(node)}
-    direct: dict[int, set[int]] = {}
+    exchanges: set[int] = set()
+    direct: dict[int, set[int]] = {}  # (every node that ran; _NONE when it names no stage)
     carried: dict[int, set[int]] = {}  # read-side stages of an exchange, for its parents
+    cluster_of: dict[int, int] = {}
+    coded: list[tuple[int, int]] = []  # (node, its codegen id)
     for nid, node in nodes.items():
+        name = node.name
+        exchange = name.endswith("Exchange")
+        if exchange:
+            exchanges.add(nid)
+        if name.startswith("WholeStageCodegen"):  # GraphNode.is_cluster
+            try:
+                cluster_of[int(name.split("(")[1].rstrip(")"))] = nid
+            except (IndexError, ValueError):
+                pass
+        if node.codegen_id is not None:
+            coded.append((nid, node.codegen_id))
         if node.in_cached_plan:
             continue
-        ids: set[int] = set()
-        read_ids: set[int] = set()
-        exchange = nid in exchanges
+        ids: set[int] = _NONE  # type: ignore[assignment]  # (made when a stage is found)
         for metric, m in node.metrics.items():
             stage_id = m[STAGE_AT]
             if stage_id is None:
                 continue
             if exchange and metric in _READ_SIDE:
-                read_ids.add(stage_id)
-            else:
+                if nid in carried:
+                    carried[nid].add(stage_id)
+                else:
+                    carried[nid] = {stage_id}
+            elif ids:
                 ids.add(stage_id)
+            else:
+                ids = {stage_id}
         direct[nid] = ids
-        carried[nid] = read_ids
-    cluster_of: dict[int, int] = {}
-    for nid, node in nodes.items():
-        if node.name.startswith("WholeStageCodegen"):  # GraphNode.is_cluster
-            try:
-                cluster_of[int(node.name.split("(")[1].rstrip(")"))] = nid
-            except (IndexError, ValueError):
-                continue
-    if cluster_of:
-        for nid, node in nodes.items():
-            if node.codegen_id is not None and node.codegen_id in cluster_of:
-                union(nid, cluster_of[node.codegen_id])
+    # Union-find over the pipelines' links, with path halving (written out: no call per step).
+    parent_of = dict(zip(nodes, nodes, strict=True))
+    pairs = [(nid, cluster_of[cg]) for nid, cg in coded if cg in cluster_of] if cluster_of else []
     for src, dst in ex.edges:
-        if src in exchanges or nodes[src].in_cached_plan or nodes[dst].in_cached_plan:
-            continue
-        union(src, dst)
-    root = {nid: find(nid) for nid in nodes}  # (no union below)
+        if not (src in exchanges or nodes[src].in_cached_plan or nodes[dst].in_cached_plan):
+            pairs.append((src, dst))
+    for a, b in pairs:
+        while (up := parent_of[a]) != a:
+            parent_of[a] = a = parent_of[up]
+        while (up := parent_of[b]) != b:
+            parent_of[b] = b = parent_of[up]
+        if a != b:
+            parent_of[a] = b
+    root: dict[int, int] = {}
+    for nid in nodes:
+        r = nid
+        while (up := parent_of[r]) != r:
+            parent_of[r] = r = parent_of[up]
+        root[nid] = r
     comp_ids: dict[int, set[int]] = {}
     for nid, ids in direct.items():
-        r = root[nid]
-        if r in comp_ids:
-            comp_ids[r] |= ids
-        else:
-            comp_ids[r] = set(ids)
-    for src, dst in ex.edges:
-        if carried.get(src):
-            comp_ids.setdefault(root[dst], set()).update(carried[src])
+        if ids:
+            r = root[nid]
+            if r in comp_ids:
+                comp_ids[r] |= ids
+            else:
+                comp_ids[r] = set(ids)
+    if carried:
+        for src, dst in ex.edges:
+            if src in carried:
+                comp_ids.setdefault(root[dst], set()).update(carried[src])
     found: dict[int, set[int]] = {}
     for nid, own in direct.items():
         inherited = comp_ids.get(root[nid], _NONE)
-        ids = set(own or inherited) if nid in exchanges else own | inherited
-        if ids:
-            found[nid] = ids
+        if nid in exchanges:
+            if own or inherited:
+                found[nid] = set(own or inherited)
+        elif own:
+            found[nid] = own | inherited
+        elif inherited:
+            found[nid] = set(inherited)
     if found:  # (the execution's map is made only when a node has stages, as before)
         links.nodes_of(ex.execution_id).update(found)
     return root
