@@ -62,6 +62,7 @@ _NONE: frozenset[int] = frozenset()
 
 
 _stage_key = itemgetter("stage_id", "attempt_id")
+_job_key = itemgetter("job_id")
 
 
 def link_stages(
@@ -72,15 +73,16 @@ def link_stages(
     """The maps, from the parsed executions and the application's job and stage rows."""
     execs = list(executions)
     links = StageLinks()
-    by_stage: dict[int, Mapping[str, Any]] = {}
-    for st in sorted(stages, key=_stage_key):
-        by_stage[st["stage_id"]] = st  # the latest attempt
+    # (each stage's latest attempt: a later one replaces an earlier one)
+    by_stage: dict[int, Mapping[str, Any]] = {
+        st["stage_id"]: st for st in sorted(stages, key=_stage_key)
+    }
     job_exec: dict[int, int] = {}
     for ex in execs:
         for j in ex.job_ids:
             job_exec.setdefault(j, ex.execution_id)
     owner: dict[int, int] = {}
-    for job in sorted(jobs, key=lambda j: j["job_id"]):
+    for job in sorted(jobs, key=_job_key):
         exec_id = job_exec.get(job["job_id"])
         if exec_id is None:
             continue
@@ -97,8 +99,8 @@ def link_stages(
                 owner[s] = exec_id
                 links.execution_stages.setdefault(exec_id, set()).add(s)
     for ex in execs:
-        _match_figures(ex, links, by_stage, components[ex.execution_id])
-        _pair_leftovers(ex, links)
+        named = _match_figures(ex, links, by_stage, components[ex.execution_id])
+        _pair_leftovers(ex, links, named)
     return links
 
 
@@ -131,8 +133,9 @@ def _match_figures(
     links: StageLinks,
     by_stage: Mapping[int, Mapping[str, Any]],
     comp: Mapping[int, int],
-) -> None:
-    """Stages without a stage id in any metric, matched by figures (module doc, step 3)."""
+) -> set[int]:
+    """Stages without a stage id in any metric, matched by figures (module doc, step 3); returns
+    the stages the execution's nodes name after it."""
     named = _named_stages(links, ex.execution_id)
     unnamed = [
         s
@@ -140,7 +143,7 @@ def _match_figures(
         if s not in named and s in by_stage
     ]
     if not unnamed:
-        return
+        return named
     members: dict[int, list[int]] = {}
     for nid, root in comp.items():
         if not ex.nodes[nid].in_cached_plan:
@@ -167,11 +170,12 @@ def _match_figures(
                 picked.extend(members.get(comp.get(node.node_id, node.node_id), [node.node_id]))
         if picked:
             _assign(links, ex, sorted(set(picked)), s)
+    return _named_stages(links, ex.execution_id)
 
 
-def _pair_leftovers(ex: ParsedExecution, links: StageLinks) -> None:
-    """One stage of the execution that no node names gets the operators no stage claimed."""
-    named = _named_stages(links, ex.execution_id)
+def _pair_leftovers(ex: ParsedExecution, links: StageLinks, named: set[int]) -> None:
+    """One stage of the execution that no node names (``named``: the stages its nodes name) gets
+    the operators no stage claimed."""
     unnamed = [s for s in links.execution_stages.get(ex.execution_id, ()) if s not in named]
     if len(unnamed) != 1:
         return

@@ -200,7 +200,8 @@ def parse_plan(text: str) -> PlanText:
             if parts is not None and "=====" not in block and not LINE_PAREN_RE.search(block):
                 op_id, name, codegen_id = parts
                 if op_id not in details:  # (the first block of an id is kept)
-                    details[op_id] = OpDetail(op_id, name[:500], codegen_id, block=block)
+                    # (arguments by position: a keyword doubles the cost of the call)
+                    details[op_id] = OpDetail(op_id, name[:500], codegen_id, None, block)
                 continue
         in_subqueries = _read_block(block.split("\n"), in_subqueries, details, subqueries, notes)
     return PlanText(len(text), adaptive, roots, subqueries, details, notes)

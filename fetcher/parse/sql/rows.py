@@ -80,7 +80,7 @@ def _execution_row(ex: ParsedExecution) -> dict[str, Any]:
         "success_job_ids": ex.success_job_ids,
         "failed_job_ids": ex.failed_job_ids,
         "running_job_ids": ex.running_job_ids,
-        "edges": list(map(list, ex.edges)),
+        "edges": ex.edges,  # ((from, to) pairs: JSON lists as stored)
         "plan_text": text[:PLAN_TEXT_KEEP_CHARS] if ex.plan_text is not None else None,
         "plan_chars": len(text),
         "adaptive": bool(ex.plan and ex.plan.adaptive),
@@ -97,9 +97,9 @@ def _node_rows(ex: ParsedExecution) -> list[dict[str, Any]]:
             "name": n.name,
             "codegen_id": n.codegen_id,
             "op_id": n.op_id,
-            # (the node's own dict of value tuples: the execution is dropped once its rows are made)
+            # (the node's own dicts, not copies: the execution is dropped once its rows are made)
             "metrics": n.metrics,
-            "detail": dict(n.detail.fields) if n.detail is not None and n.detail.fields else None,
+            "detail": (n.detail.fields or None) if n.detail is not None else None,
             "in_cached_plan": n.in_cached_plan,
         }
         for _, n in sorted(ex.nodes.items())
