@@ -269,7 +269,10 @@ def metric_values(raw_value: object, hint: str | None) -> MetricValues:
         # The two forms nearly every value has, read without the general path's tests (which
         # give the same answer for them): a plain total, and Spark's stats after its header.
         if "(" not in raw_value:
-            total, unit = parse_quantity(raw_value.strip())
+            text = raw_value.strip()
+            if text.isdigit() and text.isascii():  # a count: parse_quantity's plainest form
+                return (hint or COUNT, float(text)) + _NO_STATS
+            total, unit = parse_quantity(text)
             if total is None:
                 return _unknown(raw_value)
             return (hint if (unit == COUNT and hint) else unit, total) + _NO_STATS

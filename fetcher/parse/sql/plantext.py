@@ -91,15 +91,20 @@ class PlanText:
         stack: list[TreeOp] = list(reversed(self.roots))
         while stack:
             op = stack.pop()
-            if dedupe_exchanges and op.marker is None and op.op_id is not None:
-                if _is_exchange(op.name):
-                    if op.op_id in seen_exchanges:
-                        repeated = True
-                        continue
-                    seen_exchanges.add(op.op_id)
             if op.marker is None:
+                if dedupe_exchanges and op.op_id is not None:
+                    first = op.name.partition(" ")[0]  # (_is_exchange written out)
+                    if ("Exchange" in first and first != "ReusedExchange") or first == "Subquery":
+                        if op.op_id in seen_exchanges:
+                            repeated = True
+                            continue
+                        seen_exchanges.add(op.op_id)
                 out.append(op)
-            kids = _executed_children(op)
+            kids = op.children
+            for c in kids:  # (_executed_children's test written out: most have no marker)
+                if c.marker:
+                    kids = _executed_children(op)
+                    break
             if op.op_id is not None and op.op_id in hosted and op.op_id not in seen_hosts:
                 seen_hosts.add(op.op_id)
                 kids = kids + hosted[op.op_id]
@@ -296,9 +301,11 @@ def _parse_tree(
         size = rows = None
         if m:
             start = 1 if content[0] == "*" and content[1:2].isspace() else 0
-            op_id: int | None = int(m.group(1))
-            name = content[start : m.start()].strip()[:500]
-            sm = stats_search(content, m.end())  # in what follows the id
+            op_id: int | None = int(m[1])
+            id_start, id_end = m.span()
+            name = content[start:id_start].strip()[:500]
+            # in what follows the id (most lines end with it)
+            sm = stats_search(content, id_end) if id_end < len(content) else None
             if sm:
                 size = parse_quantity(sm.group(1))[0]
                 if sm.group(2):
