@@ -170,13 +170,16 @@ def sql_input(
     """(``sql_status``, executions by id) from the SQL rows of one application, stored or fetched:
     the edges become each node's children and parents, the stage links each node's stages."""
     status = next((f["status"] for f in fetches), "unknown")
-    node_stages: dict[tuple[int, int], list[int]] = defaultdict(list)
+    # execution id -> node id -> stages (by execution: an int key per node, not a pair)
+    node_stages: dict[int, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
     exec_stages: dict[int, list[int]] = defaultdict(list)
     for st in sorted(stages, key=itemgetter("execution_id", "stage_id")):
         eid, sid = st["execution_id"], st["stage_id"]
         exec_stages[eid].append(sid)
-        for nid in st["node_ids"] or ():
-            node_stages[(eid, nid)].append(sid)
+        if node_ids := st["node_ids"]:
+            stages_of = node_stages[eid]
+            for nid in node_ids:
+                stages_of[nid].append(sid)
     by_exec: dict[int, list[Row]] = defaultdict(list)
     for n in nodes:
         by_exec[n["execution_id"]].append(n)
@@ -191,9 +194,10 @@ def sql_input(
             children[parent].append(child)
             parents[child].append(parent)
         plan = []
+        stages_of = node_stages.get(eid, {})
         for n in sorted(by_exec.get(eid, ()), key=by_node_id):
             nid, metrics, detail = n["node_id"], n["metrics"], n["detail"]
-            kids, ups, node_sids = children.get(nid), parents.get(nid), node_stages.get((eid, nid))
+            kids, ups, node_sids = children.get(nid), parents.get(nid), stages_of.get(nid)
             # (the empty cases without building and copying an empty container)
             node = (  # SqlPlanNode's fields, in order
                 nid,
@@ -208,7 +212,8 @@ def sql_input(
                 }
                 if metrics
                 else {},
-                dict(detail) if detail else {},
+                # (a dict as it is: rows and inputs are read, never changed)
+                (detail if type(detail) is dict else dict(detail)) if detail else {},
                 tuple(sorted(kids)) if kids else (),
                 tuple(ups) if ups else (),
                 bool(n["in_cached_plan"]),
