@@ -164,6 +164,7 @@ def parse_execution(raw: Any) -> ParsedExecution | None:
     notes: list[str] = []
     nodes = _parse_nodes(raw.get("nodes"), notes)
     edges: list[tuple[int, int]] = []
+    unsorted: list[list[int]] = []  # children lists appended to out of order
     raw_edges = raw.get("edges")
     for e in raw_edges if isinstance(raw_edges, list) else []:
         if isinstance(e, dict):
@@ -173,13 +174,18 @@ def parse_execution(raw: Any) -> ParsedExecution | None:
                 src = as_int(src)
             if type(dst) is not int:
                 dst = as_int(dst)
-            if src is not None and dst is not None and src in nodes and dst in nodes:
+            if src is None or dst is None:
+                continue
+            child, parent = nodes.get(src), nodes.get(dst)  # fromId is the child, toId the parent
+            if child is not None and parent is not None:
                 edges.append((src, dst))
-    for src, dst in edges:  # fromId is the child, toId the parent
-        nodes[dst].children.append(src)
-        nodes[src].parents.append(dst)
-    for node in nodes.values():
-        node.children.sort()
+                kids = parent.children
+                if kids and kids[-1] > src:
+                    unsorted.append(kids)
+                kids.append(src)
+                child.parents.append(dst)
+    for kids in unsorted:  # (each node's children by id)
+        kids.sort()
     text = raw.get("planDescription")
     plan = parse_plan(text) if isinstance(text, str) and text.strip() else None
     if plan is None:
