@@ -1,8 +1,10 @@
 """Rows of one table written in bulk, those of several applications too: ``COPY`` on
-PostgreSQL (a single row: an ``INSERT``, one round trip instead of a COPY's three), a few
+PostgreSQL (a few rows: one ``INSERT``, one round trip instead of a COPY's two or more), a few
 ``INSERT`` statements of many rows each on SQLite; and the few other statements of a load
 (an upsert returning ids, a look-up). All go to the driver's cursor directly, its errors raised as
-SQLAlchemy raises them.
+SQLAlchemy raises them. On PostgreSQL the statements are written with psycopg's own ``$n``
+placeholders (a raw cursor): psycopg then sends them as they are, where it would otherwise
+parse the text of each statement of more than 50 parameters again on every execution.
 
 The rows are the parser's dicts, keyed by column name; a key that a row lacks is the column's
 default (NULL if it has none). JSON columns are serialised here with orjson, as the text the
@@ -116,19 +118,18 @@ def write(
         return
     width = lay.width
     if conn.dialect.name == "postgresql":
-        one = len(values) == width  # a COPY costs three round trips: one row is cheaper inserted
-        sql = _pg_insert_sql(conn, lay) if one else _copy_sql(conn, lay)
-        with _driver_cursor(conn, sql) as cur:
-            if one:
+        if len(values) < _COPY_ROWS * width:
+            sql = _pg_insert_sql(conn, lay, len(values) // width)
+            with _driver_cursor(conn, sql) as cur:
                 cur.execute(sql, values)
-            else:
-                with cur.copy(sql) as copy:
-                    # (setting them costs as much as some dozens of values' look-ups)
-                    types = _copy_types(values, width) if len(values) >= 16 * width else None
-                    if types is not None:
-                        copy.set_types(types)
-                    for at in range(0, len(values), width):
-                        copy.write_row(values[at : at + width])
+            return
+        sql = _copy_sql(conn, lay)
+        with _driver_cursor(conn, sql) as cur, cur.copy(sql) as copy:
+            types = _copy_types(values, width)
+            if types is not None:
+                copy.set_types(types)
+            for at in range(0, len(values), width):
+                copy.write_row(values[at : at + width])
         return
     # SQLite: an INSERT of many rows opens the table's and its indexes' cursors and ends its
     # statement once, where an executemany does so for each row. Each statement takes the most
@@ -143,6 +144,12 @@ def write(
             cur.execute(sql, values[done * width : (done + n) * width])
         done += n
 
+
+#: Rows from which PostgreSQL takes a COPY rather than an INSERT. A COPY costs a round trip
+#: more and its fixed cost is half as much again as an INSERT's; its columns' types (below) make
+#: each value cheaper than an INSERT's parameter, which wins the difference back from about this
+#: many rows on (the types cost some dozens of values' look-ups: below it they would not pay).
+_COPY_ROWS = 16
 
 #: The PostgreSQL type, given to a COPY, whose dumper writes a value of each of these Python
 #: types as the one psycopg finds for the value itself does (the same text; Int8Dumper writes
@@ -209,19 +216,24 @@ def insert_rows(
     :func:`write` makes on SQLite (a Core executemany costs more than the rows' own work)."""
     width = len(columns)
     rows, done = len(values) // width, 0
-    most = max(1, _SQLITE_MAX_PARAMETERS // width)
+    pg = conn.dialect.name == "postgresql"
+    most = max(1, (_PG_MAX_PARAMETERS if pg else _SQLITE_MAX_PARAMETERS) // width)
     while done < rows:
-        n = 1 << ((min(rows - done, most).bit_length() - 1) & ~1)  # a power of four
+        # PostgreSQL: all the rows in one statement (one round trip) as far as its parameters
+        # go; SQLite: a power of four rows, as write() takes (few statements to prepare)
+        n = min(rows - done, most)
+        if not pg:
+            n = 1 << ((n.bit_length() - 1) & ~1)
         key = ("insert-tail", conn.dialect.name, model_table.name, columns, n, tail)
         sql = _SQL.get(key)
         if sql is None:
             quote = conn.dialect.identifier_preparer.quote
-            mark = "%s" if conn.dialect.name == "postgresql" else "?"
-            one = "(" + ", ".join([mark] * width) + ")"
-            sql = _SQL[key] = (
+            sql = (
                 f"INSERT INTO {quote(model_table.name)} ({', '.join(map(quote, columns))}) "
-                f"VALUES {', '.join([one] * n)} {tail}"
+                f"VALUES {_rows_sql(pg, width, n)} {tail}"
             )
+            if n <= _CACHED_ROWS or not pg:  # SQLite: a few powers of four
+                _SQL[key] = sql
         with _driver_cursor(conn, sql) as cur:
             cur.execute(sql, values[done * width : (done + n) * width])
         done += n
@@ -233,7 +245,12 @@ def query(conn: Connection, sql: str, params: Sequence[Any]) -> list[tuple[Any, 
     key = ("query", conn.dialect.name, sql)
     text = _SQL.get(key)
     if text is None:
-        text = _SQL[key] = sql.replace("?", "%s") if conn.dialect.name == "postgresql" else sql
+        if conn.dialect.name == "postgresql":  # the n-th ``?`` is ``$n``
+            parts = sql.split("?")
+            text = parts[0] + "".join(f"${i}{p}" for i, p in enumerate(parts[1:], 1))
+        else:
+            text = sql
+        _SQL[key] = text
     with _driver_cursor(conn, text) as cur:
         cur.execute(text, params)
         return [tuple(r) for r in cur.fetchall()] if cur.description else []
@@ -256,12 +273,11 @@ def _upsert_sql(
     sql = _SQL.get(key)
     if sql is None:
         quote = conn.dialect.identifier_preparer.quote
-        mark = "%s" if conn.dialect.name == "postgresql" else "?"
-        one = "(" + ", ".join([mark] * len(columns)) + ")"
+        values = _rows_sql(conn.dialect.name == "postgresql", len(columns), n)
         updates = ", ".join(f"{quote(c)} = excluded.{quote(c)}" for c in columns if c not in keys)
         sql = _SQL[key] = (
             f"INSERT INTO {quote(model_table.name)} ({', '.join(map(quote, columns))}) "
-            f"VALUES {', '.join([one] * n)} "
+            f"VALUES {values} "
             f"ON CONFLICT ({', '.join(map(quote, keys))}) DO UPDATE SET {updates} "
             f"RETURNING {', '.join(map(quote, returning))}"
         )
@@ -275,7 +291,7 @@ def _driver_cursor(conn: Connection, sql: str) -> Iterator[Any]:
     dbapi = conn.connection.driver_connection
     assert dbapi is not None
     error = conn.dialect.loaded_dbapi.Error
-    cursor = dbapi.cursor()
+    cursor = _raw_cursor()(dbapi) if conn.dialect.name == "postgresql" else dbapi.cursor()
     try:
         yield cursor
     except error as exc:
@@ -284,8 +300,31 @@ def _driver_cursor(conn: Connection, sql: str) -> Iterator[Any]:
         cursor.close()
 
 
+@cache
+def _raw_cursor() -> Any:
+    """psycopg's cursor of statements written with its ``$n`` placeholders."""
+    from psycopg import RawCursor
+
+    return RawCursor
+
+
 #: (kind of statement, dialect, what it is built from...) -> its SQL
 _SQL: dict[tuple[Any, ...], str] = {}
+#: Rows of the largest statement of a varying number of rows that is kept once built.
+_CACHED_ROWS = 64
+#: Parameters of one PostgreSQL statement at most (the protocol counts them in 16 bits).
+_PG_MAX_PARAMETERS = 65535
+
+
+def _rows_sql(pg: bool, width: int, rows: int) -> str:
+    """The placeholders of ``rows`` rows of ``width`` values: ``(?, ?), (?, ?)``, or on
+    PostgreSQL ``($1, $2), ($3, $4)``."""
+    if not pg:
+        return ", ".join(["(" + ", ".join("?" * width) + ")"] * rows)
+    marks = [f"${i}" for i in range(1, width * rows + 1)]
+    return ", ".join(
+        "(" + ", ".join(marks[at : at + width]) + ")" for at in range(0, len(marks), width)
+    )
 
 
 def _columns(conn: Connection, lay: Layout) -> str:
@@ -303,16 +342,16 @@ def _copy_sql(conn: Connection, lay: Layout) -> str:
     return sql
 
 
-def _pg_insert_sql(conn: Connection, lay: Layout) -> str:
-    """The INSERT of one row with psycopg's placeholders, the JSON columns taking their text (an
-    untyped parameter, which PostgreSQL casts to the column's type as COPY does)."""
-    key = ("insert-one", conn.dialect.name, lay.table.name)
+def _pg_insert_sql(conn: Connection, lay: Layout, rows: int) -> str:
+    """The INSERT of ``rows`` rows with psycopg's placeholders, the JSON columns taking their text
+    (an untyped parameter, which PostgreSQL casts to the column's type as COPY does)."""
+    key = ("insert-pg", lay.table.name, rows)
     sql = _SQL.get(key)
     if sql is None:
         quote = conn.dialect.identifier_preparer.quote
-        marks = ", ".join(["%s"] * (1 + len(lay.names)))
         sql = _SQL[key] = (
-            f"INSERT INTO {quote(lay.table.name)} ({_columns(conn, lay)}) VALUES ({marks})"
+            f"INSERT INTO {quote(lay.table.name)} ({_columns(conn, lay)}) "
+            f"VALUES {_rows_sql(True, lay.width, rows)}"
         )
     return sql
 
