@@ -201,9 +201,7 @@ class Registry:
         built straight from the outcome: this runs for every heuristic on every fetched
         application, and the HeuristicResult in between would be thrown away."""
         try:
-            outcome = entry.evaluate(app, entry.params)  # (_evaluate, inline)
-            if not isinstance(outcome, Outcome):
-                raise TypeError(f"evaluate returned {type(outcome).__name__}, not Outcome")
+            outcome = _evaluate(entry, app)
             severity, pattern, cap, conf, stages = outcome.rate(entry.caps.allowed(outcome.impact))
         except Exception as exc:  # noqa: BLE001 - one broken heuristic must not hide the rest
             return _failed(entry, exc).to_dict(thresholds=False)

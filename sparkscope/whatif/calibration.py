@@ -126,9 +126,9 @@ def _run_of(
     return wi.build(data)
 
 
-def encode_input(bundle: Any, spark_properties: Mapping[str, str] | None = None) -> bytes:
-    """The encoded what-if input of a fetched application, from its rows in memory (and its
-    ``spark`` properties by name when the caller has them, see :func:`wi.from_bundle`)."""
+def encode_input(bundle: Any, spark_properties: Mapping[str, str]) -> bytes:
+    """The encoded what-if input of a fetched application, from its rows in memory and its
+    ``spark`` properties by name (see :func:`wi.from_bundle`)."""
     return wi.encode(wi.from_bundle(bundle, spark_properties))
 
 

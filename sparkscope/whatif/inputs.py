@@ -43,22 +43,13 @@ class RunFacts:
     duration_ms: int
 
 
-def from_bundle(bundle: Any, spark_properties: Mapping[str, str] | None = None) -> dict[str, Any]:
+def from_bundle(bundle: Any, spark_properties: Mapping[str, str]) -> dict[str, Any]:
     """The input of a fetched application, from its parsed rows in memory, for :func:`encode`:
     the distributions' run and duration quantiles stay the parsed lists (see :func:`_raw_dist`),
-    which ``encode`` converts as :func:`_dist` would. ``spark_properties``: the ``spark``
-    section of its environment rows by name (None, or a missing value, as ''), when the caller
-    has it (the heuristic inputs' ``spark_properties``): the same properties without reading
-    every environment row again."""
+    which ``encode`` converts as :func:`_dist` would. ``spark_properties``: the ``spark`` section
+    of its environment by name, a missing value as '' (the heuristic inputs' own)."""
     e = bundle.entry
-    if spark_properties is None:
-        props = {
-            p["name"]: p["value"] or ""
-            for p in bundle.environment
-            if p["section"] == "spark" and p["name"].startswith(PROP_PREFIXES)
-        }
-    else:  # (the values are str: None became '' there)
-        props = {k: v for k, v in spark_properties.items() if k.startswith(PROP_PREFIXES)}
+    props = {k: v for k, v in spark_properties.items() if k.startswith(PROP_PREFIXES)}
     slowest: dict[tuple[int, int], list[float]] = {}
     for t in bundle.tasks:
         if t["kept_because"] in ("slowest", "both") and t["status"] == "SUCCESS":
